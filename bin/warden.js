@@ -1,0 +1,11 @@
+#!/usr/bin/env node
+// The `warden` command. It runs the compiled code in dist/ (built by `npm install` and `npm start`).
+import { existsSync } from 'node:fs'
+
+const entry = new URL('../dist/cli.js', import.meta.url)
+if (!existsSync(entry)) {
+  process.stderr.write('warden: dist/ is missing; run `npm run build` first\n')
+  process.exit(1)
+}
+const { main } = await import(entry.href)
+await main()

@@ -1,0 +1,74 @@
+import { readFileSync } from 'node:fs'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import type { Config } from './config.js'
+import { installAuth } from './http/auth.js'
+import { addMethodNotAllowedRoutes, collectRoutes } from './http/method-not-allowed.js'
+import { installOpenApi } from './http/openapi.js'
+import { installProblemHandlers } from './http/problem.js'
+import { requestId } from './http/request-id.js'
+import { installValidators } from './http/validation.js'
+import { operationsRoutes } from './routes/operations.js'
+import { applicationsRoutes } from './routes/v1/applications.js'
+import { policiesRoutes } from './routes/v1/policies.js'
+import { ApplicationSchema } from './schemas/applications.js'
+import { ProblemSchema } from './schemas/common.js'
+import { PolicyRuleSchema, PolicySchema } from './schemas/policies.js'
+import type { Services } from './services/index.js'
+import type { Store } from './store/database.js'
+
+export const VERSION: string = JSON.parse(
+  readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
+).version
+
+export interface AppOptions {
+  config: Config
+  store: Store
+  services: Services
+  /** A pino logger; omitted, the app logs nothing (tests). */
+  logger?: FastifyBaseLogger
+}
+
+/** Builds the whole HTTP application. It never listens: `server.ts` does. */
+export async function buildApp({ config, store, services, logger }: AppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    ...(logger ? { loggerInstance: logger } : { logger: false }),
+    bodyLimit: config.bodyLimit,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 4096 },
+    genReqId: requestId,
+    requestIdHeader: false,
+    // Requests still arriving on open connections during a graceful stop are served normally.
+    return503OnClosing: false,
+    // Slow or idle clients cannot hold a connection forever.
+    connectionTimeout: 60_000,
+    requestTimeout: 30_000,
+    keepAliveTimeout: 5_000,
+  }).withTypeProvider<TypeBoxTypeProvider>()
+
+  installValidators(app)
+  installProblemHandlers(app)
+  // PATCH accepts JSON merge patches (RFC 7396) under their own media type too.
+  app.addContentTypeParser(
+    'application/merge-patch+json',
+    { parseAs: 'string', bodyLimit: config.bodyLimit },
+    app.getDefaultJsonParser('error', 'error'),
+  )
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id)
+    reply.header('x-content-type-options', 'nosniff')
+    if (request.url.startsWith('/v1')) reply.header('cache-control', 'no-store')
+  })
+
+  for (const schema of [ProblemSchema, ApplicationSchema, PolicyRuleSchema, PolicySchema])
+    app.addSchema(schema)
+  await installOpenApi(app, VERSION)
+
+  const routes = collectRoutes(app, (url) => !url.startsWith('/docs'))
+  installAuth(app, services.keys)
+  await app.register(operationsRoutes, { store })
+  await app.register(applicationsRoutes, { services })
+  await app.register(policiesRoutes, { services })
+  await app.after()
+  addMethodNotAllowedRoutes(app, routes)
+  return app
+}

@@ -1,0 +1,184 @@
+import { Command, CommanderError, InvalidArgumentError } from 'commander'
+import { VERSION } from './app.js'
+import { ConfigError, loadConfig } from './config.js'
+import { serve } from './server.js'
+import { createServices, type Services } from './services/index.js'
+import { SCOPES, type Scope } from './services/keys.service.js'
+import { openStore } from './store/database.js'
+import { isUniqueViolation } from './store/dialect.js'
+import { migrateToLatest } from './store/migrations.js'
+
+/** A failure the operator can fix: printed as one line, exit code 1. */
+class CliError extends Error {}
+
+function parseScopes(value: string): Scope[] {
+  const scopes = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+  if (scopes.length === 0) throw new InvalidArgumentError('name at least one scope')
+  for (const scope of scopes) {
+    if (!(SCOPES as readonly string[]).includes(scope)) {
+      throw new InvalidArgumentError(`unknown scope "${scope}" (known: ${SCOPES.join(', ')})`)
+    }
+  }
+  return scopes as Scope[]
+}
+
+function parseUnixTime(value: string): number {
+  if (!/^\d{1,12}$/.test(value)) throw new InvalidArgumentError('must be Unix seconds')
+  return Number(value)
+}
+
+/** Runs an operator command against the store named by DATABASE_URL, migrating it first. */
+async function withServices<T>(action: (services: Services) => Promise<T>): Promise<T> {
+  const config = loadConfig()
+  const store = openStore(config.store)
+  try {
+    await migrateToLatest(store)
+    return await action(createServices(store))
+  } finally {
+    await store.close()
+  }
+}
+
+export function buildCli(): Command {
+  const program = new Command()
+    .name('warden')
+    .description('Warden: a self-hosted control plane for LLM guardrails.')
+    .version(VERSION)
+    .showHelpAfterError('(run with --help for usage)')
+
+  program
+    .command('serve')
+    .description(
+      'Run the HTTP server (PORT, HOST, DATABASE_URL, LOG_LEVEL, WARDEN_ADMIN_KEY, RATE_LIMIT_PER_MINUTE).',
+    )
+    .action(async () => {
+      await serve(loadConfig())
+    })
+
+  program
+    .command('migrate')
+    .description('Apply pending schema migrations to the store named by DATABASE_URL, then exit.')
+    .action(async () => {
+      const config = loadConfig()
+      const store = openStore(config.store)
+      try {
+        const applied = await migrateToLatest(store)
+        console.log(applied.length > 0 ? `applied: ${applied.join(', ')}` : 'the store is up to date')
+      } finally {
+        await store.close()
+      }
+    })
+
+  const workspaces = program.command('workspaces').description('Manage workspaces (tenants).')
+  workspaces
+    .command('create')
+    .description('Create a workspace.')
+    .argument('<name>', 'workspace name, unique')
+    .action(async (name: string) => {
+      if (!/^[A-Za-z0-9._-]{1,64}$/.test(name)) {
+        throw new CliError('a workspace name is 1 to 64 characters of A-Z, a-z, 0-9, ".", "_", "-"')
+      }
+      const workspace = await withServices(async (s) => {
+        try {
+          return await s.keys.createWorkspace(name)
+        } catch (error) {
+          if (isUniqueViolation(error)) throw new CliError(`workspace "${name}" already exists`)
+          throw error
+        }
+      })
+      console.log(`created workspace ${workspace.name} (${workspace.id})`)
+    })
+
+  const keys = program.command('keys').description('Manage API keys.')
+  keys
+    .command('create')
+    .description('Create an API key and print its secret (shown only this once).')
+    .requiredOption('--workspace <name>', 'workspace the key belongs to')
+    .requiredOption('--scopes <list>', `comma-separated scopes: ${SCOPES.join(', ')}`, parseScopes)
+    .option('--name <name>', 'a label for the key')
+    .option('--expires-at <unix>', 'expiry time in Unix seconds', parseUnixTime)
+    .action(async (options: { workspace: string; scopes: Scope[]; name?: string; expiresAt?: number }) => {
+      const { key, secret } = await withServices(async (s) => {
+        const workspace = await s.keys.findWorkspace(options.workspace)
+        if (!workspace) {
+          throw new CliError(
+            `no workspace "${options.workspace}"; create it with: warden workspaces create ${options.workspace}`,
+          )
+        }
+        return s.keys.createKey({
+          workspaceId: workspace.id,
+          name: options.name ?? null,
+          scopes: options.scopes,
+          expiresAt: options.expiresAt ?? null,
+        })
+      })
+      console.error(
+        `created key ${key.id} in workspace ${options.workspace}; the secret is shown only this once:`,
+      )
+      console.log(secret)
+    })
+
+  keys
+    .command('list')
+    .description('List API keys (never their secrets).')
+    .option('--workspace <name>', 'only this workspace')
+    .option('--json', 'one JSON object per line')
+    .action(async (options: { workspace?: string; json?: boolean }) => {
+      const list = await withServices(async (s) => {
+        if (options.workspace === undefined) return s.keys.listKeys()
+        const workspace = await s.keys.findWorkspace(options.workspace)
+        if (!workspace) throw new CliError(`no workspace "${options.workspace}"`)
+        return s.keys.listKeys(workspace.id)
+      })
+      if (options.json) {
+        for (const key of list) console.log(JSON.stringify(key))
+        return
+      }
+      const state = (k: (typeof list)[number]) =>
+        k.revoked_at !== null
+          ? 'revoked'
+          : k.expires_at !== null && k.expires_at * 1000 <= Date.now()
+            ? 'expired'
+            : 'active'
+      console.log(['ID', 'WORKSPACE', 'PREFIX', 'STATE', 'SCOPES', 'NAME'].join('\t'))
+      for (const k of list) {
+        console.log(
+          [k.id, k.workspace, `${k.prefix}…`, state(k), k.scopes.join(','), k.name ?? ''].join('\t'),
+        )
+      }
+    })
+
+  keys
+    .command('revoke')
+    .description('Revoke an API key; it stops working on its next request.')
+    .argument('<id>', 'key id, from warden keys list')
+    .action(async (id: string) => {
+      const found = await withServices((s) => s.keys.revokeKey(id))
+      if (!found) throw new CliError(`no key with id ${id}`)
+      console.log(`revoked key ${id}`)
+    })
+
+  return program
+}
+
+/** Entry point of the `warden` command. */
+export async function main(argv: string[] = process.argv): Promise<void> {
+  const program = buildCli().exitOverride()
+  try {
+    await program.parseAsync(argv)
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Commander already printed the message (or the help/version text).
+      process.exit(error.exitCode)
+    }
+    const message =
+      error instanceof CliError || error instanceof ConfigError
+        ? error.message
+        : `unexpected error: ${error instanceof Error ? error.message : String(error)}`
+    process.stderr.write(`warden: ${message}\n`)
+    process.exit(1)
+  }
+}

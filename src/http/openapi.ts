@@ -1,0 +1,98 @@
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import { type TSchema, Type } from '@sinclair/typebox'
+import type { FastifyInstance } from 'fastify'
+import { PROBLEMS } from '../errors.js'
+import { ProblemSchema } from '../schemas/common.js'
+
+const problemRef = Type.Ref(ProblemSchema)
+
+const errorDescriptions: Record<number, string> = {
+  400: 'The body is not parseable JSON, or not a JSON object (malformed_request).',
+  401: 'No, malformed, unknown, revoked or expired API key (unauthenticated).',
+  403: 'The API key lacks the scope this operation needs (forbidden).',
+  404: "No such route, or no such record in the caller's workspace (not_found).",
+  409: 'The id already exists, or the idempotency key is in use (conflict).',
+  412: 'If-Match does not match the current ETag (precondition_failed).',
+  413: 'The body is larger than 1 MiB (payload_too_large).',
+  415: 'The body is not JSON (unsupported_media_type).',
+  422: 'The body, query or path fails validation; `errors` lists every problem (validation_error).',
+  429: 'The rate limit was hit; see Retry-After (rate_limited).',
+  500: 'An unexpected error; the details are in the server log under the request id (internal_error).',
+  503: 'The store is unavailable; retry after Retry-After seconds (unavailable).',
+}
+
+/** The shared problem+json answers, for an operation's `response` map. */
+export function errorResponses(...statuses: number[]): Record<number, object> {
+  const out: Record<number, object> = {}
+  for (const status of statuses) {
+    const title = Object.values(PROBLEMS).find((p) => p.status === status)?.title ?? 'Error'
+    out[status] = {
+      description: errorDescriptions[status] ?? title,
+      content: { 'application/problem+json': { schema: problemRef } },
+    }
+  }
+  return out
+}
+
+/** Answers every authenticated operation may give. */
+export const AUTH_ERRORS = [401, 403, 429, 500, 503] as const
+
+const etagHeader = {
+  type: 'string',
+  description: 'Entity tag of this version of the resource, for If-Match.',
+  examples: ['"3q2-7wEAAAAFUw1k"'],
+}
+
+/** A JSON success answer with the resource's ETag (and, for a create, its Location). */
+export function resourceResponse(schema: TSchema, description: string, options: { location?: boolean } = {}) {
+  const headers: Record<string, object> = { ETag: etagHeader }
+  if (options.location) {
+    headers.Location = {
+      type: 'string',
+      description: 'Path of the new resource.',
+      examples: ['/v1/applications/support-bot'],
+    }
+  }
+  return { description, headers, content: { 'application/json': { schema } } }
+}
+
+/** Registers shared schemas, the OpenAPI 3.1 document at /openapi.json, and the docs UI at /docs. */
+export async function installOpenApi(app: FastifyInstance, version: string): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Warden API',
+        version,
+        description:
+          'Warden stores applications (an LLM-backed product: provider, model, generation parameters) and their guardrail policies. Every /v1 request needs `Authorization: Bearer <API key>`. Errors are RFC 9457 problem+json with a stable `code`.',
+      },
+      servers: [{ url: '/', description: 'This server' }],
+      tags: [
+        { name: 'applications', description: 'LLM-backed applications.' },
+        { name: 'policies', description: 'Guardrail policies of an application.' },
+        { name: 'operations', description: 'Health, readiness and this document; no key needed.' },
+      ],
+      components: {
+        securitySchemes: {
+          bearerAuth: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'An API key (wdn_...), sent as Authorization: Bearer <key>.',
+          },
+        },
+      },
+      security: [{ bearerAuth: [] }],
+    },
+    refResolver: {
+      // Name components after their $id (Application, Policy, Problem) instead of def-0, def-1.
+      buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`),
+    },
+  })
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { deepLinking: true, docExpansion: 'list', validatorUrl: null },
+    staticCSP: true,
+  } as never)
+}

@@ -1,0 +1,105 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { AppError, type ErrorCode, type FieldError, PROBLEMS } from '../errors.js'
+import type { Problem } from '../schemas/common.js'
+import { isStoreUnavailable } from '../store/dialect.js'
+import { MAX_FIELD_ERRORS, toFieldErrors } from './validation.js'
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json'
+
+/** Seconds a client should wait before retrying while the store is down. */
+const UNAVAILABLE_RETRY_AFTER = '2'
+
+function render(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {
+  const { title } = PROBLEMS[error.code]
+  const problem: Problem = {
+    type: `/problems/${error.code.replace(/_/g, '-')}`,
+    title,
+    status: error.status,
+    detail: error.detail,
+    code: error.code,
+    request_id: String(request.id),
+  }
+  if (error.errors) problem.errors = error.errors.slice(0, MAX_FIELD_ERRORS)
+  if (error.headers) reply.headers(error.headers)
+  if (error.code === 'unavailable' && !reply.hasHeader('retry-after'))
+    reply.header('retry-after', UNAVAILABLE_RETRY_AFTER)
+  return reply.code(error.status).type(PROBLEM_CONTENT_TYPE).send(problem)
+}
+
+const byFastifyCode: Record<string, { code: ErrorCode; detail: string }> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: {
+    code: 'unsupported_media_type',
+    detail: 'Send the body as JSON with Content-Type: application/json',
+  },
+  FST_ERR_CTP_BODY_TOO_LARGE: {
+    code: 'payload_too_large',
+    detail: 'The request body is larger than 1 MiB (1048576 bytes)',
+  },
+  FST_ERR_CTP_EMPTY_JSON_BODY: {
+    code: 'malformed_request',
+    detail: 'The request body is empty; send a JSON object',
+  },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: {
+    code: 'malformed_request',
+    detail: 'The Content-Length header does not match the body',
+  },
+  FST_ERR_BAD_URL: { code: 'not_found', detail: 'The request path is not a valid URL' },
+}
+
+/** Turns any error — ours, a schema failure, Fastify's own, the store's — into one AppError. */
+export function toAppError(error: FastifyError | AppError | Error, request: FastifyRequest): AppError {
+  if (error instanceof AppError) return error
+  const fastifyError = error as FastifyError
+  if (fastifyError.validation) {
+    const context = fastifyError.validationContext ?? 'body'
+    const notAnObject =
+      context === 'body' &&
+      fastifyError.validation.some(
+        (e) => e.instancePath === '' && (e.keyword === 'type' || e.keyword === 'nullable'),
+      )
+    if (notAnObject) return new AppError('malformed_request', 'The request body must be a JSON object')
+    const errors: FieldError[] = toFieldErrors(fastifyError.validation as never, context)
+    const where =
+      context === 'body' ? 'the request body' : context === 'querystring' ? 'the query string' : 'the path'
+    const first = errors[0]
+    const detail =
+      errors.length === 1 && first
+        ? `${first.pointer} ${first.detail}`
+        : `${errors.length} problems in ${where}`
+    return new AppError('validation_error', detail, errors)
+  }
+  const known = fastifyError.code ? byFastifyCode[fastifyError.code] : undefined
+  if (known) return new AppError(known.code, known.detail)
+  if (error instanceof SyntaxError || fastifyError.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
+    // The parser's message names the position (or a forbidden __proto__ key); it holds no internals.
+    return new AppError('malformed_request', `The request body is not valid JSON: ${error.message}`)
+  }
+  if (isStoreUnavailable(error)) {
+    request.log.warn({ err: error }, 'store unavailable')
+    return new AppError('unavailable', 'The store is unavailable; retry shortly')
+  }
+  const status = fastifyError.statusCode ?? 500
+  if (status === 429) return new AppError('rate_limited', error.message)
+  if (status >= 400 && status < 500) {
+    const code =
+      (Object.keys(PROBLEMS) as ErrorCode[]).find((c) => PROBLEMS[c].status === status) ?? 'malformed_request'
+    return new AppError(code, error.message)
+  }
+  request.log.error({ err: error }, 'unexpected error')
+  return new AppError(
+    'internal_error',
+    'An unexpected error occurred; quote the request id when reporting it',
+  )
+}
+
+/** One error path: every failure leaves as application/problem+json. */
+export function installProblemHandlers(app: FastifyInstance): void {
+  app.setErrorHandler((error, request, reply) => render(request, reply, toAppError(error as Error, request)))
+  app.setNotFoundHandler((request, reply) =>
+    render(
+      request,
+      reply,
+      new AppError('not_found', `No route ${request.method} ${request.url.split('?')[0]}`),
+    ),
+  )
+}

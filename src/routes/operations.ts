@@ -1,0 +1,62 @@
+import { Type } from '@sinclair/typebox'
+import type { FastifyPluginAsync } from 'fastify'
+import { AppError } from '../errors.js'
+import { errorResponses } from '../http/openapi.js'
+import type { Store } from '../store/database.js'
+
+const StatusSchema = Type.Object(
+  { status: Type.String({ description: 'ok when healthy.', examples: ['ok'] }) },
+  { additionalProperties: false },
+)
+
+/** Unauthenticated operational endpoints: liveness, readiness, the OpenAPI document. */
+export const operationsRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { store }) => {
+  app.get(
+    '/healthz',
+    {
+      schema: {
+        operationId: 'getHealth',
+        summary: 'Liveness: the process is up',
+        tags: ['operations'],
+        security: [],
+        response: { 200: StatusSchema },
+      },
+    },
+    async () => ({ status: 'ok' }),
+  )
+
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        operationId: 'getReadiness',
+        summary: 'Readiness: the store answers',
+        description: 'A load balancer sends traffic only while this answers 200.',
+        tags: ['operations'],
+        security: [],
+        response: { 200: StatusSchema, ...errorResponses(503) },
+      },
+    },
+    async () => {
+      try {
+        await store.ping()
+      } catch {
+        throw new AppError('unavailable', 'The store is unreachable')
+      }
+      return { status: 'ok' }
+    },
+  )
+
+  app.get(
+    '/openapi.json',
+    {
+      schema: {
+        operationId: 'getOpenApi',
+        summary: 'This API as an OpenAPI 3.1 document',
+        tags: ['operations'],
+        security: [],
+      },
+    },
+    async () => app.swagger(),
+  )
+}

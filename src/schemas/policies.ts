@@ -1,0 +1,158 @@
+import { type Static, Type } from '@sinclair/typebox'
+import { ApplicationIdParam, Nullable, ReadOnlyInteger, ResourceIdSchema, TimestampSchema } from './common.js'
+
+export const RULE_TYPES = [
+  'factuality',
+  'relevance',
+  'toxicity',
+  'prompt_injection',
+  'pii',
+  'keywords',
+  'regex',
+  'length',
+  'custom',
+] as const
+export type RuleType = (typeof RULE_TYPES)[number]
+
+export const TARGETS = ['input', 'output', 'user', 'assistant', 'system', 'context'] as const
+export const PII_KINDS = ['email', 'phone', 'credit_card', 'iban', 'ssn', 'ip_address', 'api_key'] as const
+export const VERDICTS = ['pass', 'fail'] as const
+
+const ruleType = Type.Union(
+  RULE_TYPES.map((t) => Type.Literal(t)),
+  {
+    description:
+      'Kind of rule: factuality, relevance, toxicity, prompt_injection, pii, keywords, regex, length or custom.',
+    examples: ['factuality'],
+  },
+)
+// A plain `enum` keeps the JSON Schema (and its error message) to one keyword instead of an anyOf.
+const ruleTypeSchema = Type.Unsafe<RuleType>({
+  type: 'string',
+  enum: [...RULE_TYPES],
+  description: ruleType.description,
+  examples: ruleType.examples,
+})
+const verdictSchema = Type.Unsafe<(typeof VERDICTS)[number]>({ type: 'string', enum: [...VERDICTS] })
+const expectedDescription =
+  'The verdict that satisfies the rule, pass or fail; null or absent means pass, and responses show pass.'
+const value = Nullable(Type.String({ maxLength: 20_000 }), {
+  description:
+    'Per type: the pattern of a regex rule (RE2 syntax, linear-time), the maximum length of a length rule as a decimal integer; otherwise kept as given. Up to 20,000 characters.',
+  examples: ['\\b(?:password|secret)\\b'],
+})
+const threshold = Nullable(Type.Number({ minimum: 0, maximum: 1 }), {
+  description:
+    'Score threshold in 0..1: the minimum score for factuality, relevance and custom, the maximum for toxicity and prompt_injection. Null means the default, 0.5.',
+  examples: [0.7],
+})
+const flagged = Nullable(
+  Type.Array(Type.String({ minLength: 1, maxLength: 256 }), {
+    minItems: 1,
+    maxItems: 1000,
+    uniqueItems: true,
+  }),
+  {
+    description:
+      'Per type: the phrases of a keywords rule (required), the entity kinds of a pii rule (email, phone, credit_card, iban, ssn, ip_address, api_key; null means all), the categories of a toxicity rule. 1 to 1,000 distinct items of 1 to 256 characters.',
+    examples: [['email', 'credit_card']],
+  },
+)
+
+export const PolicyRuleInputSchema = Type.Object(
+  {
+    type: ruleTypeSchema,
+    expected: Type.Optional(
+      Nullable(verdictSchema, { description: expectedDescription, examples: ['pass'] }),
+    ),
+    value: Type.Optional(value),
+    threshold: Type.Optional(threshold),
+    flagged: Type.Optional(flagged),
+  },
+  { additionalProperties: false },
+)
+export type PolicyRuleInput = Static<typeof PolicyRuleInputSchema>
+
+export const PolicyRuleSchema = Type.Object(
+  {
+    type: ruleTypeSchema,
+    expected: Type.Unsafe<(typeof VERDICTS)[number]>({
+      type: 'string',
+      enum: [...VERDICTS],
+      description: expectedDescription,
+      examples: ['pass'],
+    }),
+    value,
+    threshold,
+    flagged,
+  },
+  { $id: 'PolicyRule', title: 'PolicyRule', additionalProperties: false },
+)
+export type PolicyRule = Static<typeof PolicyRuleSchema>
+
+const policyId = ResourceIdSchema({
+  description: 'Unique within its application, chosen by the client: 1 to 128 URL-safe characters.',
+  examples: ['no-pii'],
+})
+const target = Type.Array(Type.Unsafe<(typeof TARGETS)[number]>({ type: 'string', enum: [...TARGETS] }), {
+  minItems: 1,
+  maxItems: 6,
+  uniqueItems: true,
+  description:
+    'Parts of a conversation the rules read: 1 to 6 distinct values of input, output, user, assistant, system, context.',
+  examples: [['input', 'output']],
+})
+const definition = Nullable(Type.String({ minLength: 1, maxLength: 20_000 }), {
+  description:
+    'What the policy means, in words; required when a rule is of type custom. 1 to 20,000 characters.',
+  examples: ['Replies must never reveal customer contact details.'],
+})
+const overrideResponse = Nullable(Type.String({ maxLength: 20_000 }), {
+  description: 'Text sent instead of the model reply when the policy is violated, 0 to 20,000 characters.',
+  examples: ['Sorry, I cannot share that.'],
+})
+const rulesDescription = 'The rules, 1 to 64; the policy is violated when any rule is not satisfied.'
+
+export const PolicyCreateSchema = Type.Object(
+  {
+    id: policyId,
+    rules: Type.Array(PolicyRuleInputSchema, { minItems: 1, maxItems: 64, description: rulesDescription }),
+    target,
+    definition: Type.Optional(definition),
+    override_response: Type.Optional(overrideResponse),
+    application_id: Type.Optional(
+      Nullable(Type.String(), { description: 'The owning application. Read-only: accepted and ignored.' }),
+    ),
+    revision: ReadOnlyInteger('Revision number.'),
+    created: ReadOnlyInteger('Creation time, Unix seconds.'),
+    updated: ReadOnlyInteger('Last change, Unix seconds.'),
+  },
+  { additionalProperties: false, title: 'PolicyCreate' },
+)
+export type PolicyCreate = Static<typeof PolicyCreateSchema>
+
+export const PolicySchema = Type.Object(
+  {
+    id: policyId,
+    application_id: ResourceIdSchema({
+      description: 'The application the policy belongs to.',
+      examples: ['support-bot'],
+    }),
+    rules: Type.Array(Type.Ref(PolicyRuleSchema), { description: rulesDescription }),
+    target,
+    definition,
+    override_response: overrideResponse,
+    revision: Type.Integer({
+      minimum: 1,
+      description: 'Starts at 1 and grows by 1 on every change to the policy.',
+      examples: [1],
+    }),
+    created: TimestampSchema('Creation time, Unix seconds (UTC), set by the server.'),
+    updated: TimestampSchema('Last change, Unix seconds (UTC), set by the server.'),
+  },
+  { $id: 'Policy', title: 'Policy', additionalProperties: false },
+)
+export type Policy = Static<typeof PolicySchema>
+
+export const PolicyCollectionParamsSchema = Type.Object({ application_id: ApplicationIdParam })
+export type PolicyCollectionParams = Static<typeof PolicyCollectionParamsSchema>

@@ -1,0 +1,186 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { v7 as uuidv7 } from 'uuid'
+import type { Store } from '../store/database.js'
+import { fromJson, isUniqueViolation, toJson } from '../store/dialect.js'
+import {
+  countWorkspaces,
+  findApiKeyByHash,
+  findWorkspaceByName,
+  insertApiKey,
+  insertWorkspace,
+  listApiKeys,
+  reinstateApiKey,
+  revokeApiKey,
+} from '../store/keys.repository.js'
+import type { ApiKeyRow, WorkspaceRow } from '../store/tables.js'
+import { nowSeconds } from './clock.js'
+
+export const SCOPES = [
+  'applications:read',
+  'applications:write',
+  'policies:read',
+  'policies:write',
+  'admin',
+] as const
+export type Scope = (typeof SCOPES)[number]
+
+export const DEFAULT_WORKSPACE = 'default'
+export const KEY_PREFIX = 'wdn_'
+
+/** Who is calling: resolved from the bearer token on every /v1 request. */
+export interface Principal {
+  keyId: string
+  workspaceId: string
+  scopes: readonly Scope[]
+}
+
+export interface ApiKeyInfo {
+  id: string
+  workspace_id: string
+  workspace: string
+  name: string | null
+  prefix: string
+  scopes: Scope[]
+  created: number
+  expires_at: number | null
+  revoked_at: number | null
+}
+
+export const hasScope = (principal: Principal, scope: Scope): boolean =>
+  principal.scopes.includes('admin') || principal.scopes.includes(scope)
+
+/** 256 random bits behind a recognisable prefix. */
+export const generateSecret = (): string => KEY_PREFIX + randomBytes(32).toString('base64url')
+
+/** Secrets carry 256 bits of entropy, so one fast SHA-256 is enough: there is nothing to brute-force. */
+export const hashSecret = (secret: string): string =>
+  createHash('sha256').update(secret, 'utf8').digest('hex')
+
+/** What a key list may show of a secret: enough to recognise it, never enough to use it. */
+const displayPrefix = (secret: string): string => secret.slice(0, KEY_PREFIX.length + 6)
+
+export class KeysService {
+  constructor(private readonly store: Store) {}
+
+  /** Resolves a bearer token to its principal, or null when unknown, revoked or expired. */
+  async authenticate(secret: string): Promise<Principal | null> {
+    const hash = hashSecret(secret)
+    const row = await findApiKeyByHash(this.store.db, hash)
+    if (!row) return null
+    // The index lookup already matched; compare again in constant time so that no code path
+    // depends on how much of a hash matched.
+    if (!timingSafeEqual(Buffer.from(row.key_hash, 'hex'), Buffer.from(hash, 'hex'))) return null
+    if (row.revoked_at !== null) return null
+    if (row.expires_at !== null && row.expires_at <= nowSeconds()) return null
+    return { keyId: row.id, workspaceId: row.workspace_id, scopes: fromJson<Scope[]>(row.scopes) }
+  }
+
+  async createWorkspace(name: string): Promise<WorkspaceRow> {
+    return insertWorkspace(this.store.db, { id: uuidv7(), name, created: nowSeconds() })
+  }
+
+  async findWorkspace(name: string): Promise<WorkspaceRow | undefined> {
+    return findWorkspaceByName(this.store.db, name)
+  }
+
+  async createKey(input: {
+    workspaceId: string
+    name: string | null
+    scopes: readonly Scope[]
+    expiresAt: number | null
+    secret?: string
+  }): Promise<{ key: ApiKeyRow; secret: string }> {
+    const secret = input.secret ?? generateSecret()
+    const key = await insertApiKey(this.store.db, {
+      id: uuidv7(),
+      workspace_id: input.workspaceId,
+      name: input.name,
+      key_hash: hashSecret(secret),
+      prefix: displayPrefix(secret),
+      scopes: toJson([...new Set(input.scopes)]),
+      created: nowSeconds(),
+      expires_at: input.expiresAt,
+      revoked_at: null,
+    })
+    return { key, secret }
+  }
+
+  async listKeys(workspaceId?: string): Promise<ApiKeyInfo[]> {
+    const rows = await listApiKeys(this.store.db, workspaceId)
+    return rows.map((row) => ({
+      id: row.id,
+      workspace_id: row.workspace_id,
+      workspace: row.workspace_name,
+      name: row.name,
+      prefix: row.prefix,
+      scopes: fromJson<Scope[]>(row.scopes),
+      created: row.created,
+      expires_at: row.expires_at,
+      revoked_at: row.revoked_at,
+    }))
+  }
+
+  /** Returns false when no such key exists. */
+  async revokeKey(id: string, workspaceId?: string): Promise<boolean> {
+    return revokeApiKey(this.store.db, id, nowSeconds(), workspaceId)
+  }
+
+  /**
+   * Makes sure someone can administer a new store. With `adminKey`, that exact secret becomes (or
+   * stays) an admin key of workspace `default`. Without it, an empty store gets workspace
+   * `default` and one new admin key, whose secret is returned so the caller can show it once.
+   */
+  async bootstrap(adminKey: string | null): Promise<{ createdSecret: string | null }> {
+    if (adminKey !== null) {
+      const workspace = await this.ensureWorkspace(DEFAULT_WORKSPACE)
+      const existing = await findApiKeyByHash(this.store.db, hashSecret(adminKey))
+      if (existing) {
+        if (existing.workspace_id !== workspace.id) {
+          throw new Error('WARDEN_ADMIN_KEY is already a key of another workspace')
+        }
+        await reinstateApiKey(this.store.db, existing.id, toJson(['admin']))
+      } else {
+        await this.createKey({
+          workspaceId: workspace.id,
+          name: 'WARDEN_ADMIN_KEY',
+          scopes: ['admin'],
+          expiresAt: null,
+          secret: adminKey,
+        }).catch((error: unknown) => {
+          // Another instance starting at the same moment inserted it first.
+          if (!isUniqueViolation(error)) throw error
+        })
+      }
+      return { createdSecret: null }
+    }
+    if ((await countWorkspaces(this.store.db)) > 0) return { createdSecret: null }
+    let workspace: WorkspaceRow
+    try {
+      workspace = await this.createWorkspace(DEFAULT_WORKSPACE)
+    } catch (error) {
+      // Another instance bootstrapped the same empty store first; its key is the one printed.
+      if (isUniqueViolation(error)) return { createdSecret: null }
+      throw error
+    }
+    const { secret } = await this.createKey({
+      workspaceId: workspace.id,
+      name: 'initial admin key',
+      scopes: ['admin'],
+      expiresAt: null,
+    })
+    return { createdSecret: secret }
+  }
+
+  private async ensureWorkspace(name: string): Promise<WorkspaceRow> {
+    const found = await findWorkspaceByName(this.store.db, name)
+    if (found) return found
+    try {
+      return await this.createWorkspace(name)
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error
+      const raced = await findWorkspaceByName(this.store.db, name)
+      if (!raced) throw error
+      return raced
+    }
+  }
+}

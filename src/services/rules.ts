@@ -1,0 +1,78 @@
+import { RE2JS } from 're2js'
+import type { FieldError } from '../errors.js'
+import { PII_KINDS, type PolicyRule, type PolicyRuleInput } from '../schemas/policies.js'
+
+const LENGTH_PATTERN = /^[1-9][0-9]{0,7}$/
+const MAX_LENGTH = 10_000_000
+const piiKinds: ReadonlySet<string> = new Set(PII_KINDS)
+
+/** Fills in what a rule leaves unset: every field present, `expected` defaulting to pass. */
+export function normalizeRule(rule: PolicyRuleInput): PolicyRule {
+  return {
+    type: rule.type,
+    expected: rule.expected ?? 'pass',
+    value: rule.value ?? null,
+    threshold: rule.threshold ?? null,
+    flagged: rule.flagged ?? null,
+  }
+}
+
+/**
+ * Checks what the schema cannot: the requirements of each rule type. Regex patterns are compiled
+ * by RE2JS, a linear-time engine, so no stored pattern can ever backtrack catastrophically.
+ */
+export function checkRules(rules: readonly PolicyRule[], definition: string | null, base = ''): FieldError[] {
+  const errors: FieldError[] = []
+  rules.forEach((rule, i) => {
+    const at = `${base}/rules/${i}`
+    switch (rule.type) {
+      case 'keywords':
+        if (rule.flagged === null)
+          errors.push({
+            pointer: `${at}/flagged`,
+            detail: 'is required for a keywords rule: the phrases to flag',
+          })
+        break
+      case 'pii':
+        rule.flagged?.forEach((kind, j) => {
+          if (!piiKinds.has(kind)) {
+            errors.push({ pointer: `${at}/flagged/${j}`, detail: `must be one of: ${PII_KINDS.join(', ')}` })
+          }
+        })
+        break
+      case 'regex':
+        if (rule.value === null) {
+          errors.push({
+            pointer: `${at}/value`,
+            detail: 'is required for a regex rule: the pattern to match',
+          })
+        } else {
+          try {
+            RE2JS.compile(rule.value)
+          } catch (error) {
+            const reason = error instanceof Error ? error.message : 'invalid pattern'
+            errors.push({ pointer: `${at}/value`, detail: `is not a valid RE2 pattern: ${reason}` })
+          }
+        }
+        break
+      case 'length':
+        if (rule.value === null) {
+          errors.push({
+            pointer: `${at}/value`,
+            detail: 'is required for a length rule: the maximum number of characters',
+          })
+        } else if (!LENGTH_PATTERN.test(rule.value) || Number(rule.value) > MAX_LENGTH) {
+          errors.push({ pointer: `${at}/value`, detail: 'must be a decimal integer from 1 to 10000000' })
+        }
+        break
+      case 'custom':
+        if (definition === null) {
+          errors.push({ pointer: `${base}/definition`, detail: `is required by the custom rule at ${at}` })
+        }
+        break
+      default:
+        break
+    }
+  })
+  return errors
+}

@@ -1,0 +1,81 @@
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import SQLite from 'better-sqlite3'
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely'
+import pg from 'pg'
+import type { StoreConfig } from '../config.js'
+import type { DialectName } from './dialect.js'
+import type { Database } from './tables.js'
+
+export interface Store {
+  readonly db: Kysely<Database>
+  readonly dialect: DialectName
+  /** Resolves when the store answers a trivial query. */
+  ping(): Promise<void>
+  close(): Promise<void>
+}
+
+// int8 (bigint) and numeric columns come back from pg as strings by default; every integer we
+// store is far below 2^53, so plain numbers are exact.
+const pgTypes = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === 20) return (value: string) => Number(value)
+    return pg.types.getTypeParser(oid, format)
+  },
+}
+
+function openSqlite(path: string): Store {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+  const database = new SQLite(path)
+  // WAL with synchronous=FULL: a commit is on disk before it returns, so a 201 is never lost.
+  database.pragma('journal_mode = WAL')
+  database.pragma('synchronous = FULL')
+  database.pragma('foreign_keys = ON')
+  database.pragma('busy_timeout = 5000')
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) })
+  return {
+    db,
+    dialect: 'sqlite',
+    async ping() {
+      await sql`select 1`.execute(db)
+    },
+    async close() {
+      await db.destroy()
+    },
+  }
+}
+
+function openPostgres(config: Extract<StoreConfig, { kind: 'postgres' }>): Store {
+  // Keep any `options` the URL carries (such as a search_path) and add ours after them.
+  const fromUrl = new URL(config.url).searchParams.get('options')
+  const options: string[] = fromUrl ? [fromUrl] : []
+  if (config.statementTimeoutMs > 0) options.push(`-c statement_timeout=${config.statementTimeoutMs}`)
+  if (config.schema) options.push(`-c search_path=${config.schema}`)
+  const pool = new pg.Pool({
+    connectionString: config.url,
+    max: config.poolSize,
+    // Bound every wait: a request never hangs on an unreachable database.
+    connectionTimeoutMillis: 3000,
+    idleTimeoutMillis: 30_000,
+    types: pgTypes,
+    ...(options.length > 0 ? { options: options.join(' ') } : {}),
+  })
+  // An idle client losing its connection must not crash the process; the pool replaces it.
+  pool.on('error', () => {})
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  return {
+    db,
+    dialect: 'postgres',
+    async ping() {
+      await sql`select 1`.execute(db)
+    },
+    async close() {
+      await db.destroy()
+    },
+  }
+}
+
+/** Opens the store that the configuration names. */
+export function openStore(config: StoreConfig): Store {
+  return config.kind === 'sqlite' ? openSqlite(config.path) : openPostgres(config)
+}
