@@ -47,6 +47,8 @@ export async function buildApp({ config, store, services, logger }: AppOptions):
 
   installValidators(app)
   installProblemHandlers(app)
+  // Bodies are JSON only: Fastify's built-in text/plain parser would let text reach the handlers.
+  app.removeContentTypeParser('text/plain')
   // PATCH accepts JSON merge patches (RFC 7396) under their own media type too.
   app.addContentTypeParser(
     'application/merge-patch+json',

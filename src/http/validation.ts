@@ -75,7 +75,10 @@ function describe(error: ErrorObject): { suffix: string; detail: string } {
     case 'maxItems':
       return { suffix: '', detail: `must have at most ${p.limit} items` }
     case 'uniqueItems':
-      return { suffix: '', detail: `must not repeat an item (items ${p.j} and ${p.i} are equal)` }
+      return {
+        suffix: '',
+        detail: `must not repeat an item (items ${Math.min(Number(p.i), Number(p.j))} and ${Math.max(Number(p.i), Number(p.j))} are equal)`,
+      }
     default:
       return { suffix: '', detail: error.message ?? 'is invalid' }
   }

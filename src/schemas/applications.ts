@@ -95,8 +95,14 @@ const model = Nullable(Type.String({ minLength: 1, maxLength: 256 }), {
   description: 'Model name, free-form, 1 to 256 characters.',
   examples: ['gpt-4o'],
 })
+const parametersExample = {
+  system_prompt: 'You are a helpful support agent.',
+  temperature: 0.2,
+  max_tokens: 1024,
+}
 const parametersInput = Nullable(ApplicationParametersInputSchema, {
   description: 'Generation parameters; null or absent when none are set.',
+  examples: [parametersExample],
 })
 
 export const ApplicationCreateSchema = Type.Object(
@@ -109,8 +115,8 @@ export const ApplicationCreateSchema = Type.Object(
     provider: Type.Optional(provider),
     model: Type.Optional(model),
     parameters: Type.Optional(parametersInput),
-    created: ReadOnlyInteger('Creation time, Unix seconds.'),
-    updated: ReadOnlyInteger('Last change, Unix seconds.'),
+    created: ReadOnlyInteger('Creation time, Unix seconds.', 1767225600),
+    updated: ReadOnlyInteger('Last change, Unix seconds.', 1767225600),
   },
   { additionalProperties: false, title: 'ApplicationCreate' },
 )
@@ -125,6 +131,7 @@ export const ApplicationSchema = Type.Object(
     model,
     parameters: Nullable(ApplicationParametersSchema, {
       description: 'Generation parameters: null when none are set, else all five keys.',
+      examples: [{ ...parametersExample, top_p: null, top_k: null }],
     }),
     created: TimestampSchema('Creation time, Unix seconds (UTC), set by the server.'),
     updated: TimestampSchema('Last change, Unix seconds (UTC), set by the server.'),

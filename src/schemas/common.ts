@@ -24,8 +24,13 @@ export const ResourceIdSchema = (options: SchemaOptions) => Type.String({ patter
 export const TimestampSchema = (description: string) => Type.Integer({ description, examples: [1767225600] })
 
 /** A read-only field a client may send back: type-checked, then ignored. */
-export const ReadOnlyInteger = (description: string) =>
-  Type.Optional(Nullable(Type.Integer(), { description: `${description} Read-only: accepted and ignored.` }))
+export const ReadOnlyInteger = (description: string, example: number) =>
+  Type.Optional(
+    Nullable(Type.Integer(), {
+      description: `${description} Read-only: accepted and ignored.`,
+      examples: [example],
+    }),
+  )
 
 export const ProblemSchema = Type.Object(
   {
@@ -65,7 +70,10 @@ export const ProblemSchema = Type.Object(
           },
           { additionalProperties: false },
         ),
-        { description: 'Present on 422: one entry per problem found.' },
+        {
+          description: 'Present on 422: one entry per problem found.',
+          examples: [[{ pointer: '/parameters/temperature', detail: 'must be at most 2' }]],
+        },
       ),
     ),
   },

@@ -112,20 +112,32 @@ const overrideResponse = Nullable(Type.String({ maxLength: 20_000 }), {
   examples: ['Sorry, I cannot share that.'],
 })
 const rulesDescription = 'The rules, 1 to 64; the policy is violated when any rule is not satisfied.'
+const rulesExample = [
+  { type: 'pii', expected: 'pass', value: null, threshold: null, flagged: ['email', 'phone'] },
+  { type: 'factuality', expected: 'pass', value: null, threshold: 0.7, flagged: null },
+]
 
 export const PolicyCreateSchema = Type.Object(
   {
     id: policyId,
-    rules: Type.Array(PolicyRuleInputSchema, { minItems: 1, maxItems: 64, description: rulesDescription }),
+    rules: Type.Array(PolicyRuleInputSchema, {
+      minItems: 1,
+      maxItems: 64,
+      description: rulesDescription,
+      examples: [rulesExample],
+    }),
     target,
     definition: Type.Optional(definition),
     override_response: Type.Optional(overrideResponse),
     application_id: Type.Optional(
-      Nullable(Type.String(), { description: 'The owning application. Read-only: accepted and ignored.' }),
+      Nullable(Type.String(), {
+        description: 'The owning application. Read-only: accepted and ignored.',
+        examples: ['support-bot'],
+      }),
     ),
-    revision: ReadOnlyInteger('Revision number.'),
-    created: ReadOnlyInteger('Creation time, Unix seconds.'),
-    updated: ReadOnlyInteger('Last change, Unix seconds.'),
+    revision: ReadOnlyInteger('Revision number.', 1),
+    created: ReadOnlyInteger('Creation time, Unix seconds.', 1767225600),
+    updated: ReadOnlyInteger('Last change, Unix seconds.', 1767225600),
   },
   { additionalProperties: false, title: 'PolicyCreate' },
 )
@@ -138,7 +150,10 @@ export const PolicySchema = Type.Object(
       description: 'The application the policy belongs to.',
       examples: ['support-bot'],
     }),
-    rules: Type.Array(Type.Ref(PolicyRuleSchema), { description: rulesDescription }),
+    rules: Type.Array(Type.Ref(PolicyRuleSchema), {
+      description: rulesDescription,
+      examples: [rulesExample],
+    }),
     target,
     definition,
     override_response: overrideResponse,

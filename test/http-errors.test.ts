@@ -1,0 +1,155 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createTestApp, problem, type TestApp } from './helpers/app.js'
+import { STORE_KINDS } from './helpers/stores.js'
+
+describe.each(STORE_KINDS)('errors outside the schema (%s)', (kind) => {
+  let t: TestApp
+  beforeAll(async () => {
+    t = await createTestApp(kind)
+  })
+  afterAll(async () => {
+    await t.close()
+  })
+
+  const post = (body: string, contentType?: string, url = '/v1/applications') =>
+    t.request({
+      method: 'POST',
+      url,
+      body,
+      headers: contentType === undefined ? {} : { 'content-type': contentType },
+    })
+
+  it('answers 400 malformed_request for JSON that does not parse', async () => {
+    const body = problem(await post('{"name": "x",', 'application/json'), 400, 'malformed_request')
+    expect(body.type).toBe('/problems/malformed-request')
+    expect(body.detail).toMatch(/not valid JSON/)
+  })
+
+  it('answers 400 for an empty JSON body', async () => {
+    problem(await post('', 'application/json'), 400, 'malformed_request')
+  })
+
+  it.each(['[]', '"text"', '42', 'null', 'true'])(
+    'answers 400 for a body that is JSON but not an object: %s',
+    async (raw) => {
+      const body = problem(await post(raw, 'application/json'), 400, 'malformed_request')
+      expect(body.detail).toBe('The request body must be a JSON object')
+    },
+  )
+
+  it('answers 400 for a __proto__ key rather than letting it reach the code', async () => {
+    problem(
+      await post('{"name":"x","description":"","__proto__":{"admin":true}}', 'application/json'),
+      400,
+      'malformed_request',
+    )
+  })
+
+  it('treats a constructor.prototype key as malformed too', async () => {
+    problem(
+      await post('{"name":"x","description":"","constructor":{"prototype":{"a":1}}}', 'application/json'),
+      400,
+      'malformed_request',
+    )
+  })
+
+  it.each([
+    'text/plain',
+    'application/x-www-form-urlencoded',
+    'application/xml',
+    'multipart/form-data; boundary=x',
+  ])('answers 415 for a body of type %s', async (type) => {
+    problem(await post('{"name":"x","description":""}', type), 415, 'unsupported_media_type')
+  })
+
+  it('answers 415 for a body without a content type', async () => {
+    problem(await post('{"name":"x","description":""}'), 415, 'unsupported_media_type')
+  })
+
+  it('accepts a charset parameter and any case of the media type', async () => {
+    expect((await post('{"name":"x","description":""}', 'application/json; charset=utf-8')).statusCode).toBe(
+      201,
+    )
+    expect((await post('{"name":"x","description":""}', 'Application/JSON')).statusCode).toBe(201)
+  })
+
+  it('answers 413 for a body over 1 MiB and accepts one just under', async () => {
+    const over = JSON.stringify({ name: 'x', description: 'd'.repeat(1_048_576) })
+    const body = problem(await post(over, 'application/json'), 413, 'payload_too_large')
+    expect(body.detail).toContain('1 MiB')
+    // 1 MiB exactly is allowed: it fails validation (description too long), not the size check.
+    const exact = `{"name":"x","description":"${'d'.repeat(1_048_576 - 30)}"}`
+    expect(Buffer.byteLength(exact)).toBeLessThanOrEqual(1_048_576)
+    expect((await post(exact, 'application/json')).statusCode).toBe(422)
+  })
+
+  it('answers 404 for an unknown path, with or without a key', async () => {
+    problem(await t.request({ method: 'GET', url: '/v1/nothing' }), 404, 'not_found')
+    problem(await t.request({ method: 'GET', url: '/v1/nothing', key: null }), 404, 'not_found')
+    problem(await t.request({ method: 'POST', url: '/v2/applications', key: null }), 404, 'not_found')
+  })
+
+  it('answers 405 with Allow for a known path and a wrong method', async () => {
+    const res = await t.request({ method: 'PUT', url: '/v1/applications' })
+    problem(res, 405, 'method_not_allowed')
+    expect(res.headers.allow).toContain('POST')
+    const ops = await t.request({ method: 'POST', url: '/healthz', key: null })
+    problem(ops, 405, 'method_not_allowed')
+    expect(ops.headers.allow).toBe('GET, HEAD')
+    const policies = await t.request({ method: 'DELETE', url: '/v1/applications/x/policies', key: null })
+    problem(policies, 405, 'method_not_allowed')
+    expect(policies.headers.allow).toContain('POST')
+  })
+
+  it('tolerates a trailing slash', async () => {
+    const res = await t.request({
+      method: 'POST',
+      url: '/v1/applications/',
+      payload: { name: 'slash', description: '' },
+    })
+    expect(res.statusCode).toBe(201)
+    expect((await t.request({ method: 'GET', url: '/healthz/', key: null })).statusCode).toBe(200)
+  })
+
+  it('echoes a sane X-Request-Id and replaces an unsafe one', async () => {
+    const kept = await t.request({
+      method: 'GET',
+      url: '/healthz',
+      key: null,
+      headers: { 'x-request-id': 'trace-42.a:b' },
+    })
+    expect(kept.headers['x-request-id']).toBe('trace-42.a:b')
+    const replaced = await t.request({
+      method: 'GET',
+      url: '/healthz',
+      key: null,
+      headers: { 'x-request-id': `bad id ${'x'.repeat(300)}` },
+    })
+    expect(replaced.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/)
+    const generated = await t.request({ method: 'GET', url: '/nope', key: null })
+    expect(generated.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/)
+    expect(generated.json().request_id).toBe(generated.headers['x-request-id'])
+  })
+
+  it('sends API-appropriate headers and no X-Powered-By', async () => {
+    const res = await t.request({
+      method: 'POST',
+      url: '/v1/applications',
+      payload: { name: 'h', description: '' },
+    })
+    expect(res.headers['x-content-type-options']).toBe('nosniff')
+    expect(res.headers['cache-control']).toBe('no-store')
+    expect(res.headers['x-powered-by']).toBeUndefined()
+  })
+
+  it('never shows internals in an error', async () => {
+    const responses = [
+      await post('{"name":', 'application/json'),
+      await post('{}', 'application/json'),
+      await t.request({ method: 'GET', url: '/v1/x' }),
+    ]
+    for (const res of responses) {
+      expect(res.body).not.toMatch(/node_modules|\/src\/|at .*\(|SQLITE|select |insert /i)
+    }
+  })
+})
