@@ -61,6 +61,16 @@ export async function buildApp({ config, store, services, logger }: AppOptions):
     if (request.url.startsWith('/v1')) reply.header('cache-control', 'no-store')
   })
 
+  // While a graceful stop drains requests, each answer closes its connection so that no
+  // keep-alive socket holds the process open after its last request.
+  let draining = false
+  app.addHook('preClose', async () => {
+    draining = true
+  })
+  app.addHook('onSend', async (_request, reply) => {
+    if (draining) reply.header('connection', 'close')
+  })
+
   for (const schema of [ProblemSchema, ApplicationSchema, PolicyRuleSchema, PolicySchema])
     app.addSchema(schema)
   await installOpenApi(app, VERSION)

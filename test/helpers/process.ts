@@ -1,0 +1,83 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+
+export const WARDEN_BIN = fileURLToPath(new URL('../../bin/warden.js', import.meta.url))
+
+const baseEnv = (env: Record<string, string>) => ({
+  PATH: process.env.PATH ?? '',
+  HOME: process.env.HOME ?? '',
+  LOG_LEVEL: 'info',
+  ...env,
+})
+
+export interface CliResult {
+  status: number | null
+  stdout: string
+  stderr: string
+}
+
+/** Runs `warden <args>` to completion. */
+export function runCli(args: string[], env: Record<string, string>): CliResult {
+  const result = spawnSync(process.execPath, [WARDEN_BIN, ...args], {
+    env: baseEnv(env),
+    encoding: 'utf8',
+    timeout: 30_000,
+  })
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr }
+}
+
+export interface RunningServer {
+  proc: ChildProcess
+  url: string
+  port: number
+  /** Everything the process printed on standard output so far. */
+  stdout(): string
+  /** Resolves with the exit code. */
+  exited: Promise<number | null>
+  stop(signal?: NodeJS.Signals): Promise<number | null>
+}
+
+/** Starts `warden serve` on a free port and resolves once it listens. */
+export async function startServer(env: Record<string, string>): Promise<RunningServer> {
+  const proc = spawn(process.execPath, [WARDEN_BIN, 'serve'], {
+    env: baseEnv({ PORT: '0', HOST: '127.0.0.1', ...env }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let out = ''
+  let err = ''
+  proc.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    out += chunk
+  })
+  proc.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    err += chunk
+  })
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)))
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}\n${err}`)), 20_000)
+    const check = () => {
+      const match = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(out)
+      if (match) {
+        clearTimeout(timer)
+        resolve(Number(match[1]))
+      }
+    }
+    proc.stdout?.on('data', check)
+    exited.then((code) => {
+      clearTimeout(timer)
+      reject(new Error(`server exited with ${code}:\n${out}\n${err}`))
+    })
+  })
+  // The first admin key is printed just after the listening line; give it a moment to arrive.
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  return {
+    proc,
+    port,
+    url: `http://127.0.0.1:${port}`,
+    stdout: () => out,
+    exited,
+    async stop(signal = 'SIGTERM') {
+      if (proc.exitCode === null) proc.kill(signal)
+      return exited
+    },
+  }
+}
