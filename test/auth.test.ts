@@ -54,13 +54,16 @@ describe.each(STORE_KINDS)('authentication and tenancy (%s)', (kind) => {
       expect(res.headers['www-authenticate']).toBe('Bearer realm="warden"')
     })
 
-    it.each(['Basic dXNlcjpwYXNz', 'Bearer', 'Bearer ', 'Token wdn_abc', 'Bearer two words'])(
-      'answers 401 for the malformed header %j',
-      async (authorization) => {
-        const res = await send({ authorization })
-        problem(res, 401, 'unauthenticated')
-      },
-    )
+    it.each([
+      'Basic dXNlcjpwYXNz',
+      'Bearer',
+      'Bearer ',
+      'Token wdn_abc',
+      'Bearer two words',
+    ])('answers 401 for the malformed header %j', async (authorization) => {
+      const res = await send({ authorization })
+      problem(res, 401, 'unauthenticated')
+    })
 
     it('answers 401 with error="invalid_token" for an unknown key', async () => {
       const res = await send({}, 'wdn_unknownunknownunknownunknown1234567890')

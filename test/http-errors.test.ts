@@ -29,13 +29,16 @@ describe.each(STORE_KINDS)('errors outside the schema (%s)', (kind) => {
     problem(await post('', 'application/json'), 400, 'malformed_request')
   })
 
-  it.each(['[]', '"text"', '42', 'null', 'true'])(
-    'answers 400 for a body that is JSON but not an object: %s',
-    async (raw) => {
-      const body = problem(await post(raw, 'application/json'), 400, 'malformed_request')
-      expect(body.detail).toBe('The request body must be a JSON object')
-    },
-  )
+  it.each([
+    '[]',
+    '"text"',
+    '42',
+    'null',
+    'true',
+  ])('answers 400 for a body that is JSON but not an object: %s', async (raw) => {
+    const body = problem(await post(raw, 'application/json'), 400, 'malformed_request')
+    expect(body.detail).toBe('The request body must be a JSON object')
+  })
 
   it('answers 400 for a __proto__ key rather than letting it reach the code', async () => {
     problem(
