@@ -3,14 +3,18 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import type { Config } from './config.js'
 import { installAuth } from './http/auth.js'
+import { installIdempotency } from './http/idempotency.js'
 import { addMethodNotAllowedRoutes, collectRoutes } from './http/method-not-allowed.js'
 import { installOpenApi } from './http/openapi.js'
 import { installProblemHandlers } from './http/problem.js'
+import { installRateLimit } from './http/rate-limit.js'
 import { requestId } from './http/request-id.js'
 import { installValidators } from './http/validation.js'
 import { operationsRoutes } from './routes/operations.js'
+import { apiKeysRoutes } from './routes/v1/api-keys.js'
 import { applicationsRoutes } from './routes/v1/applications.js'
 import { policiesRoutes } from './routes/v1/policies.js'
+import { ApiKeyCreatedSchema, ApiKeySchema } from './schemas/api-keys.js'
 import { ApplicationSchema } from './schemas/applications.js'
 import { ProblemSchema } from './schemas/common.js'
 import { PolicyRuleSchema, PolicySchema } from './schemas/policies.js'
@@ -71,16 +75,38 @@ export async function buildApp({ config, store, services, logger }: AppOptions):
     if (draining) reply.header('connection', 'close')
   })
 
-  for (const schema of [ProblemSchema, ApplicationSchema, PolicyRuleSchema, PolicySchema])
-    app.addSchema(schema)
+  const shared = [
+    ProblemSchema,
+    ApplicationSchema,
+    PolicyRuleSchema,
+    PolicySchema,
+    ApiKeySchema,
+    ApiKeyCreatedSchema,
+  ]
+  for (const schema of shared) app.addSchema(schema)
   await installOpenApi(app, VERSION)
 
   const routes = collectRoutes(app, (url) => !url.startsWith('/docs'))
   installAuth(app, services.keys)
+  await installRateLimit(app, config.rateLimitPerMinute)
+  installIdempotency(app, services.idempotency)
   await app.register(operationsRoutes, { store })
   await app.register(applicationsRoutes, { services })
   await app.register(policiesRoutes, { services })
+  await app.register(apiKeysRoutes, { services })
   await app.after()
   addMethodNotAllowedRoutes(app, routes)
+
+  // Expired idempotency keys are deleted at start-up and every ten minutes after.
+  let purgeTimer: NodeJS.Timeout | undefined
+  const purge = () =>
+    services.idempotency
+      .purgeExpired()
+      .catch((error: unknown) => app.log.warn({ err: error }, 'idempotency purge failed'))
+  app.addHook('onReady', async () => {
+    void purge()
+    purgeTimer = setInterval(purge, 10 * 60_000).unref()
+  })
+  app.addHook('onClose', async () => clearInterval(purgeTimer))
   return app
 }

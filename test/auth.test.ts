@@ -3,161 +3,183 @@ import type { Scope } from '../src/services/keys.service.js'
 import { createTestApp, problem, type TestApp } from './helpers/app.js'
 import { STORE_KINDS } from './helpers/stores.js'
 
-interface RouteCase {
-  method: 'POST'
-  url: string
+interface Operation {
+  method: string
+  path: string
+  operationId: string
   scope: Scope
-  payload: () => object
-  /** The status a valid key of another workspace gets. */
-  otherWorkspace: number
 }
 
-let seq = 0
-const ROUTES: RouteCase[] = [
-  {
-    method: 'POST',
-    url: '/v1/applications',
-    scope: 'applications:write',
-    payload: () => ({ name: 'x', description: '' }),
-    otherWorkspace: 201,
-  },
-  {
-    method: 'POST',
-    url: '/v1/applications/home/policies',
-    scope: 'policies:write',
-    payload: () => ({ id: `p${++seq}`, rules: [{ type: 'relevance' }], target: ['output'] }),
-    otherWorkspace: 404,
-  },
+const ALL_SCOPES: Scope[] = [
+  'applications:read',
+  'applications:write',
+  'policies:read',
+  'policies:write',
+  'admin',
 ]
 
-describe.each(STORE_KINDS)('authentication and tenancy (%s)', (kind) => {
+/** A valid body for each operation that takes one; `n` keeps ids fresh. */
+function bodyFor(operationId: string, n: number): object | undefined {
+  switch (operationId) {
+    case 'createApplication':
+      return { id: `created-${n}`, name: 'x', description: '' }
+    case 'updateApplication':
+      return { description: `changed ${n}` }
+    case 'createPolicy':
+      return { id: `created-${n}`, rules: [{ type: 'relevance' }], target: ['output'] }
+    case 'updatePolicy':
+      return { target: n % 2 ? ['input'] : ['output'] }
+    case 'createApiKey':
+      return { name: `k${n}`, scopes: ['applications:read'] }
+    default:
+      return undefined
+  }
+}
+
+describe.each(
+  STORE_KINDS,
+)('the auth matrix over every /v1 operation in the OpenAPI document (%s)', (kind) => {
   let t: TestApp
+  let operations: Operation[]
+  let n = 0
+
   beforeAll(async () => {
     t = await createTestApp(kind)
-    await t.request({
-      method: 'POST',
-      url: '/v1/applications',
-      payload: { id: 'home', name: 'Home', description: '' },
-    })
+    const doc = (await t.request({ method: 'GET', url: '/openapi.json', key: null })).json()
+    operations = Object.entries(doc.paths as Record<string, Record<string, any>>)
+      .filter(([path]) => path.startsWith('/v1/'))
+      .flatMap(([path, methods]) =>
+        Object.entries(methods).map(([method, op]) => ({
+          method: method.toUpperCase(),
+          path,
+          operationId: op.operationId,
+          scope: op.security?.[0]?.bearerAuth?.[0],
+        })),
+      )
   })
   afterAll(async () => {
     await t.close()
   })
 
-  describe.each(ROUTES)('$method $url', (route) => {
-    const send = (headers: Record<string, string>, key?: string | null) =>
-      t.request({ method: route.method, url: route.url, payload: route.payload(), headers, key: key ?? null })
-
-    it('answers 401 without a key, with WWW-Authenticate and no error attribute', async () => {
-      const res = await send({})
-      problem(res, 401, 'unauthenticated')
-      expect(res.headers['www-authenticate']).toBe('Bearer realm="warden"')
+  /** Makes sure the records an operation names exist in `default`, then sends it. */
+  async function send(op: Operation, key: string | null, headers: Record<string, string> = {}) {
+    n++
+    const app = `app-${n}`
+    const admin = t.adminKey
+    await t.request({
+      method: 'POST',
+      url: '/v1/applications',
+      payload: { id: app, name: 'A', description: '' },
+      key: admin,
     })
-
-    it.each([
-      'Basic dXNlcjpwYXNz',
-      'Bearer',
-      'Bearer ',
-      'Token wdn_abc',
-      'Bearer two words',
-    ])('answers 401 for the malformed header %j', async (authorization) => {
-      const res = await send({ authorization })
-      problem(res, 401, 'unauthenticated')
+    await t.request({
+      method: 'POST',
+      url: `/v1/applications/${app}/policies`,
+      payload: { id: 'pol', rules: [{ type: 'relevance' }], target: ['output'] },
+      key: admin,
     })
-
-    it('answers 401 with error="invalid_token" for an unknown key', async () => {
-      const res = await send({}, 'wdn_unknownunknownunknownunknown1234567890')
-      problem(res, 401, 'unauthenticated')
-      expect(res.headers['www-authenticate']).toBe('Bearer realm="warden", error="invalid_token"')
-    })
-
-    it('answers 401 for a revoked key', async () => {
-      const key = await t.key(['admin'])
-      const principal = await t.services.keys.authenticate(key)
-      expect((await send({}, key)).statusCode).not.toBe(401)
-      await t.services.keys.revokeKey(principal?.keyId ?? '')
-      problem(await send({}, key), 401, 'unauthenticated')
-    })
-
-    it('answers 401 for an expired key', async () => {
-      const key = await t.key(['admin'], { expiresAt: Math.floor(Date.now() / 1000) - 1 })
-      problem(await send({}, key), 401, 'unauthenticated')
-    })
-
-    it('accepts the scheme word in any case', async () => {
-      const key = await t.key([route.scope])
-      const res = await t.request({
-        method: route.method,
-        url: route.url,
-        payload: route.payload(),
-        key: null,
-        headers: { authorization: `bEaReR ${key}` },
+    const keyId = (
+      await t.request({
+        method: 'POST',
+        url: '/v1/api-keys',
+        payload: { name: 'victim', scopes: ['policies:read'] },
+        key: admin,
       })
-      expect(res.statusCode).toBe(201)
-    })
+    ).json().id
+    const url = op.path
+      .replace('{application_id}', app)
+      .replace('{policy_id}', 'pol')
+      .replace('{revision}', '1')
+      .replace('{key_id}', keyId)
+    const payload = bodyFor(op.operationId, n)
+    return t.request({ method: op.method as 'GET', url, payload, key, headers })
+  }
 
-    it('answers 403 for a key without the scope, and 201 with exactly that scope', async () => {
-      const others = (
-        ['applications:read', 'applications:write', 'policies:read', 'policies:write'] as Scope[]
-      ).filter((s) => s !== route.scope)
-      const res = await send({}, await t.key(others))
-      const body = problem(res, 403, 'forbidden')
-      expect(body.detail).toContain(route.scope)
-      expect((await send({}, await t.key([route.scope]))).statusCode).toBe(201)
-      expect((await send({}, await t.key(['admin']))).statusCode).toBe(201)
-    })
-
-    it('keeps a key of another workspace out of this one', async () => {
-      const key = await t.key(['admin'], { workspace: 'intruder' })
-      expect((await send({}, key)).statusCode).toBe(route.otherWorkspace)
-    })
-
-    it('checks the key before the body: no key and a bad body is still 401', async () => {
-      const res = await t.request({
-        method: route.method,
-        url: route.url,
-        body: '{bad',
-        key: null,
-        headers: { 'content-type': 'application/json' },
-      })
-      problem(res, 401, 'unauthenticated')
-    })
+  it('finds every operation with a declared scope', () => {
+    expect(operations.length).toBeGreaterThanOrEqual(15)
+    for (const op of operations) expect(ALL_SCOPES, `${op.method} ${op.path}`).toContain(op.scope)
   })
 
-  it('keeps records apart: an application created in one workspace is invisible to another', async () => {
-    const a = await t.key(['admin'], { workspace: 'tenant-a' })
-    const b = await t.key(['admin'], { workspace: 'tenant-b' })
-    expect(
-      (
-        await t.request({
-          method: 'POST',
-          url: '/v1/applications',
-          key: a,
-          payload: { id: 'shared-name', name: 'A', description: '' },
-        })
-      ).statusCode,
-    ).toBe(201)
-    const policy = { id: 'p', rules: [{ type: 'relevance' }], target: ['output'] }
-    expect(
-      (
-        await t.request({
-          method: 'POST',
-          url: '/v1/applications/shared-name/policies',
-          key: b,
-          payload: policy,
-        })
-      ).statusCode,
-    ).toBe(404)
-    expect(
-      (
-        await t.request({
-          method: 'POST',
-          url: '/v1/applications/shared-name/policies',
-          key: a,
-          payload: policy,
-        })
-      ).statusCode,
-    ).toBe(201)
+  it('answers 401 without a key, with a bare WWW-Authenticate', async () => {
+    for (const op of operations) {
+      const res = await send(op, null)
+      problem(res, 401, 'unauthenticated')
+      expect(res.headers['www-authenticate'], op.operationId).toBe('Bearer realm="warden"')
+    }
+  })
+
+  it('answers 401 for malformed Authorization headers', async () => {
+    for (const op of operations) {
+      for (const authorization of [
+        'Basic dXNlcjpwYXNz',
+        'Bearer',
+        'Bearer ',
+        'Token wdn_abc',
+        'Bearer two words',
+      ]) {
+        problem(await send(op, null, { authorization }), 401, 'unauthenticated')
+      }
+    }
+  })
+
+  it('answers 401 with error="invalid_token" for unknown, revoked and expired keys', async () => {
+    const revoked = await t.key(['admin'])
+    const principal = await t.services.keys.authenticate(revoked)
+    await t.services.keys.revokeKey(principal?.keyId ?? '')
+    const expired = await t.key(['admin'], { expiresAt: Math.floor(Date.now() / 1000) - 1 })
+    for (const op of operations) {
+      for (const key of ['wdn_unknownunknownunknownunknown1234567890', revoked, expired]) {
+        const res = await send(op, key)
+        problem(res, 401, 'unauthenticated')
+        expect(res.headers['www-authenticate']).toBe('Bearer realm="warden", error="invalid_token"')
+      }
+    }
+  })
+
+  it('answers 403 for a key with every scope but the one needed, and succeeds with exactly it', async () => {
+    for (const op of operations) {
+      const others = ALL_SCOPES.filter((s) => s !== op.scope && s !== 'admin')
+      const denied = await send(op, await t.key(others))
+      expect(problem(denied, 403, 'forbidden').detail, op.operationId).toContain(op.scope)
+      const allowed = await send(op, await t.key([op.scope]))
+      expect(allowed.statusCode, `${op.operationId}: ${allowed.body}`).toBeLessThan(300)
+      const admin = await send(op, await t.key(['admin']))
+      expect(admin.statusCode, op.operationId).toBeLessThan(300)
+    }
+  })
+
+  it("answers 404 to another workspace's key for every record it names, and never shows it", async () => {
+    const intruder = await t.key(['admin'], { workspace: 'intruder' })
+    for (const op of operations) {
+      const res = await send(op, intruder)
+      if (op.path.includes('{')) problem(res, 404, 'not_found')
+      else {
+        expect(res.statusCode, op.operationId).toBeLessThan(300)
+        expect(res.body).not.toContain('app-')
+      }
+    }
+  })
+
+  it('accepts the scheme word in any case', async () => {
+    const key = await t.key(['admin'])
+    const res = await t.request({
+      method: 'GET',
+      url: '/v1/applications',
+      key: null,
+      headers: { authorization: `bEaReR ${key}` },
+    })
+    expect(res.statusCode).toBe(200)
+  })
+
+  it('checks the key before reading the body: no key and a bad body is still 401', async () => {
+    const res = await t.request({
+      method: 'POST',
+      url: '/v1/applications',
+      body: '{bad',
+      key: null,
+      headers: { 'content-type': 'application/json' },
+    })
+    problem(res, 401, 'unauthenticated')
   })
 
   it('leaves the operational endpoints open', async () => {

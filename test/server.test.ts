@@ -82,6 +82,37 @@ describe.each(STORE_KINDS)('warden serve, as a user runs it (%s)', (kind) => {
     expect(await second.stop('SIGTERM')).toBe(0)
   })
 
+  it('replays an idempotent create after a restart', async () => {
+    const adminKey = 'operator-chosen-secret-0123456789'
+    const env = { ...store.env, WARDEN_ADMIN_KEY: adminKey }
+    const send = (url: string) =>
+      fetch(`${url}/v1/applications`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${adminKey}`,
+          'content-type': 'application/json',
+          'idempotency-key': 'restart-1',
+        },
+        body: JSON.stringify({ name: 'Survives restarts', description: '' }),
+      })
+    const first = await startServer(env)
+    const original = await send(first.url)
+    const originalBody = await original.text()
+    expect(original.status).toBe(201)
+    expect(await first.stop()).toBe(0)
+
+    const second = await startServer(env)
+    try {
+      const replay = await send(second.url)
+      expect(replay.status).toBe(201)
+      expect(replay.headers.get('idempotent-replayed')).toBe('true')
+      expect(replay.headers.get('location')).toBe(original.headers.get('location'))
+      expect(await replay.text()).toBe(originalBody)
+    } finally {
+      expect(await second.stop()).toBe(0)
+    }
+  })
+
   it('uses WARDEN_ADMIN_KEY as an admin key of workspace default and prints no key', async () => {
     const adminKey = 'operator-chosen-secret-0123456789'
     const server = await startServer({ ...store.env, WARDEN_ADMIN_KEY: adminKey })

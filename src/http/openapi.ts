@@ -71,7 +71,8 @@ export async function installOpenApi(app: FastifyInstance, version: string): Pro
       servers: [{ url: '/', description: 'This server' }],
       tags: [
         { name: 'applications', description: 'LLM-backed applications.' },
-        { name: 'policies', description: 'Guardrail policies of an application.' },
+        { name: 'policies', description: 'Guardrail policies of an application, with their revisions.' },
+        { name: 'api-keys', description: 'API keys of the workspace; needs the admin scope.' },
         { name: 'operations', description: 'Health, readiness and this document; no key needed.' },
       ],
       components: {
@@ -84,6 +85,12 @@ export async function installOpenApi(app: FastifyInstance, version: string): Pro
         },
       },
       security: [{ bearerAuth: [] }],
+    },
+    // OpenAPI 3.1 lets a bearer requirement name roles: each operation states the scope it needs,
+    // taken from the same route config that the auth hook enforces.
+    transform: ({ schema, url, route }) => {
+      const scope = (route.config as { scope?: string } | undefined)?.scope
+      return { schema: scope ? { ...schema, security: [{ bearerAuth: [scope] }] } : schema, url }
     },
     refResolver: {
       // Name components after their $id (Application, Policy, Problem) instead of def-0, def-1.

@@ -3,6 +3,7 @@ import {
   ApplicationIdParam,
   NOT_BLANK_PATTERN,
   Nullable,
+  PageSchema,
   ReadOnlyInteger,
   ResourceIdSchema,
   TimestampSchema,
@@ -142,3 +143,46 @@ export type Application = Static<typeof ApplicationSchema>
 
 export const ApplicationParamsSchema = Type.Object({ application_id: ApplicationIdParam })
 export type ApplicationParams = Static<typeof ApplicationParamsSchema>
+
+export const ApplicationPatchSchema = Type.Object(
+  {
+    id: Type.Optional(
+      ResourceIdSchema({
+        description: 'Ids cannot change; if sent, it must equal the id in the path.',
+        examples: ['support-bot'],
+      }),
+    ),
+    name: Type.Optional(name),
+    description: Type.Optional(description),
+    provider: Type.Optional(provider),
+    model: Type.Optional(model),
+    parameters: Type.Optional(
+      Nullable(ApplicationParametersInputSchema, {
+        description:
+          'Merged into the current parameters: a key set to null is cleared; null clears them all.',
+        examples: [{ temperature: 0.5, top_p: null }],
+      }),
+    ),
+    created: ReadOnlyInteger('Creation time, Unix seconds.', 1767225600),
+    updated: ReadOnlyInteger('Last change, Unix seconds.', 1767225600),
+  },
+  { additionalProperties: false, title: 'ApplicationPatch' },
+)
+export type ApplicationPatch = Static<typeof ApplicationPatchSchema>
+
+export const APPLICATION_EXAMPLE: Application = {
+  id: 'support-bot',
+  name: 'Support bot',
+  description: 'Answers customer questions about orders and returns.',
+  provider: 'openai',
+  model: 'gpt-4o',
+  parameters: { ...parametersExample, top_p: null, top_k: null },
+  created: 1767225600,
+  updated: 1767225600,
+}
+
+export const ApplicationPageSchema = PageSchema(
+  Type.Ref(ApplicationSchema),
+  'Applications in creation order.',
+  APPLICATION_EXAMPLE,
+)

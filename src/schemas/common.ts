@@ -90,3 +90,59 @@ export const ApplicationIdParam = ResourceIdSchema({
   description: 'The id of the application.',
   examples: ['support-bot'],
 })
+
+export const ListQuerySchema = Type.Object(
+  {
+    limit: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 200,
+        default: 50,
+        description: 'Page size, 1 to 200.',
+        examples: [50],
+      }),
+    ),
+    cursor: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 512,
+        description: 'Where to continue: next_cursor from the previous page. Opaque.',
+        examples: ['eyJ2IjoxLCJwIjo1MH0'],
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
+export type ListQuery = Static<typeof ListQuerySchema>
+
+/** `{"data": [...], "next_cursor": ...}` around a list of `item`. */
+export const PageSchema = <T extends TSchema>(item: T, description: string, example: unknown) =>
+  Type.Object(
+    {
+      data: Type.Array(item, { description, examples: [[example]] }),
+      next_cursor: Nullable(Type.String(), {
+        description: 'Pass as ?cursor= to get the next page; null on the last page.',
+        examples: ['eyJ2IjoxLCJwIjo1MH0'],
+      }),
+    },
+    { additionalProperties: false },
+  )
+
+export const IfMatchHeaderSchema = Type.Object({
+  'if-match': Type.Optional(
+    Type.String({
+      description: 'Apply only if the resource still has this ETag (from a previous answer); else 412.',
+      examples: ['"3q2-7wEAAAAFUw1k"'],
+    }),
+  ),
+})
+
+export const IdempotencyHeaderSchema = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({
+      description:
+        'Makes a retry safe: the same key with the same body within 24 hours replays the first answer (header Idempotent-Replayed: true). 1 to 255 printable ASCII characters.',
+      examples: ['9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d'],
+    }),
+  ),
+})

@@ -1,5 +1,12 @@
 import { type Static, Type } from '@sinclair/typebox'
-import { ApplicationIdParam, Nullable, ReadOnlyInteger, ResourceIdSchema, TimestampSchema } from './common.js'
+import {
+  ApplicationIdParam,
+  Nullable,
+  PageSchema,
+  ReadOnlyInteger,
+  ResourceIdSchema,
+  TimestampSchema,
+} from './common.js'
 
 export const RULE_TYPES = [
   'factuality',
@@ -171,3 +178,72 @@ export type Policy = Static<typeof PolicySchema>
 
 export const PolicyCollectionParamsSchema = Type.Object({ application_id: ApplicationIdParam })
 export type PolicyCollectionParams = Static<typeof PolicyCollectionParamsSchema>
+
+export const PolicyPatchSchema = Type.Object(
+  {
+    id: Type.Optional(
+      ResourceIdSchema({
+        description: 'Ids cannot change; if sent, it must equal the id in the path.',
+        examples: ['no-pii'],
+      }),
+    ),
+    rules: Type.Optional(
+      Type.Array(PolicyRuleInputSchema, {
+        minItems: 1,
+        maxItems: 64,
+        description: `${rulesDescription} Replaces the whole list.`,
+        examples: [rulesExample],
+      }),
+    ),
+    target: Type.Optional(target),
+    definition: Type.Optional(definition),
+    override_response: Type.Optional(overrideResponse),
+    application_id: Type.Optional(
+      Nullable(Type.String(), {
+        description: 'The owning application. Read-only: accepted and ignored.',
+        examples: ['support-bot'],
+      }),
+    ),
+    revision: ReadOnlyInteger('Revision number.', 1),
+    created: ReadOnlyInteger('Creation time, Unix seconds.', 1767225600),
+    updated: ReadOnlyInteger('Last change, Unix seconds.', 1767225600),
+  },
+  { additionalProperties: false, title: 'PolicyPatch' },
+)
+export type PolicyPatch = Static<typeof PolicyPatchSchema>
+
+const POLICY_EXAMPLE = {
+  id: 'no-pii',
+  application_id: 'support-bot',
+  rules: rulesExample,
+  target: ['output'],
+  definition: null,
+  override_response: 'Sorry, I cannot share that.',
+  revision: 2,
+  created: 1767225600,
+  updated: 1767229200,
+}
+
+export const PolicyPageSchema = PageSchema(
+  Type.Ref(PolicySchema),
+  'Policies in creation order.',
+  POLICY_EXAMPLE,
+)
+export const PolicyRevisionPageSchema = PageSchema(
+  Type.Ref(PolicySchema),
+  'Every version of the policy, newest first; `updated` is when that version was written.',
+  POLICY_EXAMPLE,
+)
+
+const policyIdParam = ResourceIdSchema({ description: 'The id of the policy.', examples: ['no-pii'] })
+export const PolicyParamsSchema = Type.Object({
+  application_id: ApplicationIdParam,
+  policy_id: policyIdParam,
+})
+export type PolicyParams = Static<typeof PolicyParamsSchema>
+export const PolicyRevisionParamsSchema = Type.Object({
+  application_id: ApplicationIdParam,
+  policy_id: policyIdParam,
+  revision: Type.Integer({ minimum: 1, description: 'The revision number, from 1.', examples: [2] }),
+})
+export type PolicyRevisionParams = Static<typeof PolicyRevisionParamsSchema>

@@ -1,5 +1,6 @@
 import type { Store } from '../store/database.js'
 import { ApplicationsService } from './applications.service.js'
+import { IdempotencyService } from './idempotency.service.js'
 import { KeysService } from './keys.service.js'
 import { PoliciesService } from './policies.service.js'
 
@@ -7,6 +8,7 @@ export interface Services {
   applications: ApplicationsService
   policies: PoliciesService
   keys: KeysService
+  idempotency: IdempotencyService
 }
 
 export function createServices(store: Store): Services {
@@ -14,5 +16,6 @@ export function createServices(store: Store): Services {
     applications: new ApplicationsService(store),
     policies: new PoliciesService(store),
     keys: new KeysService(store),
+    idempotency: new IdempotencyService(store),
   }
 }

@@ -1,5 +1,13 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { v7 as uuidv7 } from 'uuid'
+import { invalid, notFound } from '../errors.js'
+import {
+  type ApiKey,
+  type ApiKeyCreate,
+  type ApiKeyCreated,
+  SCOPES,
+  type Scope,
+} from '../schemas/api-keys.js'
 import type { Store } from '../store/database.js'
 import { fromJson, isUniqueViolation, toJson } from '../store/dialect.js'
 import {
@@ -9,20 +17,15 @@ import {
   insertApiKey,
   insertWorkspace,
   listApiKeys,
+  listApiKeysPage,
   reinstateApiKey,
   revokeApiKey,
 } from '../store/keys.repository.js'
 import type { ApiKeyRow, WorkspaceRow } from '../store/tables.js'
 import { nowSeconds } from './clock.js'
+import { decodeTextCursor, type Page, toPage } from './pagination.js'
 
-export const SCOPES = [
-  'applications:read',
-  'applications:write',
-  'policies:read',
-  'policies:write',
-  'admin',
-] as const
-export type Scope = (typeof SCOPES)[number]
+export { SCOPES, type Scope }
 
 export const DEFAULT_WORKSPACE = 'default'
 export const KEY_PREFIX = 'wdn_'
@@ -48,6 +51,18 @@ export interface ApiKeyInfo {
 
 export const hasScope = (principal: Principal, scope: Scope): boolean =>
   principal.scopes.includes('admin') || principal.scopes.includes(scope)
+
+function toApiKey(row: ApiKeyRow): ApiKey {
+  return {
+    id: row.id,
+    name: row.name,
+    prefix: row.prefix,
+    scopes: fromJson<Scope[]>(row.scopes),
+    created: row.created,
+    expires_at: row.expires_at,
+    revoked_at: row.revoked_at,
+  }
+}
 
 /** 256 random bits behind a recognisable prefix. */
 export const generateSecret = (): string => KEY_PREFIX + randomBytes(32).toString('base64url')
@@ -118,6 +133,32 @@ export class KeysService {
       expires_at: row.expires_at,
       revoked_at: row.revoked_at,
     }))
+  }
+
+  /** Creates a key in the caller's workspace; the answer holds the secret, shown this once. */
+  async create(workspaceId: string, input: ApiKeyCreate): Promise<ApiKeyCreated> {
+    const expiresAt = input.expires_at ?? null
+    if (expiresAt !== null && expiresAt <= nowSeconds()) {
+      throw invalid([{ pointer: '/expires_at', detail: 'must be in the future' }])
+    }
+    const { key, secret } = await this.createKey({
+      workspaceId,
+      name: input.name,
+      scopes: input.scopes,
+      expiresAt,
+    })
+    return { ...toApiKey(key), key: secret }
+  }
+
+  async listPage(workspaceId: string, limit: number, cursor?: string): Promise<Page<ApiKey>> {
+    const after = decodeTextCursor(cursor)
+    const rows = await listApiKeysPage(this.store.db, workspaceId, after, limit + 1)
+    return toPage(rows, limit, (row) => row.id, toApiKey)
+  }
+
+  /** Revokes a key of the caller's workspace; 404 for a key that is not there. */
+  async revoke(workspaceId: string, id: string): Promise<void> {
+    if (!(await this.revokeKey(id, workspaceId))) throw notFound(`No API key "${id}" in this workspace`)
   }
 
   /** Returns false when no such key exists. */

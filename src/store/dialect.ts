@@ -53,6 +53,12 @@ export function isStoreUnavailable(error: unknown): boolean {
   )
 }
 
+/**
+ * Whether reads for a read-modify-write take row locks (SELECT ... FOR UPDATE). PostgreSQL needs
+ * them; SQLite has one writer at a time, so a transaction already excludes every other writer.
+ */
+export const usesRowLocks = (dialect: DialectName): boolean => dialect === 'postgres'
+
 /** JSON columns come back as text from SQLite and already parsed from PostgreSQL's jsonb. */
 export function fromJson<T>(value: unknown): T {
   return (typeof value === 'string' ? JSON.parse(value) : value) as T

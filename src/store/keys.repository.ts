@@ -27,6 +27,18 @@ export async function findApiKeyByHash(db: Db, keyHash: string): Promise<ApiKeyR
   return db.selectFrom('api_keys').selectAll().where('key_hash', '=', keyHash).executeTakeFirst()
 }
 
+/** One page of a workspace's keys in id order (UUIDv7: creation order), after `afterId`. */
+export async function listApiKeysPage(
+  db: Db,
+  workspaceId: string,
+  afterId: string | null,
+  limit: number,
+): Promise<ApiKeyRow[]> {
+  let query = db.selectFrom('api_keys').selectAll().where('workspace_id', '=', workspaceId)
+  if (afterId !== null) query = query.where('id', '>', afterId)
+  return query.orderBy('id').limit(limit).execute()
+}
+
 export type ApiKeyListRow = ApiKeyRow & { workspace_name: string }
 
 export async function listApiKeys(db: Db, workspaceId?: string): Promise<ApiKeyListRow[]> {

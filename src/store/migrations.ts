@@ -121,6 +121,31 @@ function migrations(dialect: DialectName): Record<string, Migration> {
           .execute()
       },
     },
+    '0002_idempotency_keys': {
+      async up(db: AnyDb) {
+        await db.schema
+          .createTable('idempotency_keys')
+          .addColumn('workspace_id', 'text', (c) =>
+            c.notNull().references('workspaces.id').onDelete('cascade'),
+          )
+          // SHA-256 of the client's key: the key itself is what decrypts `response`, so it is not stored.
+          .addColumn('key_hash', 'text', (c) => c.notNull())
+          // SHA-256 of method, path and canonical body: a reuse with another request is refused.
+          .addColumn('fingerprint', 'text', (c) => c.notNull())
+          .addColumn('state', 'text', (c) => c.notNull())
+          // The stored answer, AES-256-GCM encrypted under a key derived from the client's key.
+          .addColumn('response', 'text')
+          .addColumn('created', int, (c) => c.notNull())
+          .addColumn('expires_at', int, (c) => c.notNull())
+          .addPrimaryKeyConstraint('idempotency_keys_pk', ['workspace_id', 'key_hash'])
+          .execute()
+        await db.schema
+          .createIndex('idempotency_keys_expiry_idx')
+          .on('idempotency_keys')
+          .columns(['expires_at'])
+          .execute()
+      },
+    },
   }
 }
 

@@ -1,5 +1,12 @@
-import type { Insertable, Kysely } from 'kysely'
-import type { Database, NewPolicy, PolicyRevisionsTable, PolicyRow } from './tables.js'
+import type { Insertable, Kysely, Updateable } from 'kysely'
+import type {
+  Database,
+  NewPolicy,
+  PoliciesTable,
+  PolicyRevisionRow,
+  PolicyRevisionsTable,
+  PolicyRow,
+} from './tables.js'
 
 type Db = Kysely<Database>
 
@@ -11,17 +18,104 @@ export async function insertPolicyRevision(db: Db, row: Insertable<PolicyRevisio
   await db.insertInto('policy_revisions').values(row).execute()
 }
 
+/** With `lock`, the row stays locked until the surrounding transaction ends (PostgreSQL). */
 export async function findPolicy(
   db: Db,
   workspaceId: string,
   applicationId: string,
   id: string,
+  lock = false,
 ): Promise<PolicyRow | undefined> {
-  return db
+  const query = db
     .selectFrom('policies')
     .selectAll()
     .where('workspace_id', '=', workspaceId)
     .where('application_id', '=', applicationId)
     .where('id', '=', id)
+  return (lock ? query.forUpdate() : query).executeTakeFirst()
+}
+
+/** One page of an application's policies in creation order, after `afterSeq`. */
+export async function listPolicies(
+  db: Db,
+  workspaceId: string,
+  applicationId: string,
+  afterSeq: number,
+  limit: number,
+): Promise<PolicyRow[]> {
+  return db
+    .selectFrom('policies')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('application_id', '=', applicationId)
+    .where('seq', '>', afterSeq)
+    .orderBy('seq')
+    .limit(limit)
+    .execute()
+}
+
+/** Writes a new version only if the row still carries `expectedEtag`. */
+export async function updatePolicy(
+  db: Db,
+  seq: number,
+  expectedEtag: string,
+  changes: Updateable<PoliciesTable>,
+): Promise<PolicyRow | undefined> {
+  return db
+    .updateTable('policies')
+    .set(changes)
+    .where('seq', '=', seq)
+    .where('etag', '=', expectedEtag)
+    .returningAll()
+    .executeTakeFirst()
+}
+
+/** Deletes the policy (its revisions cascade) if it still carries `expectedEtag`. */
+export async function deletePolicy(db: Db, seq: number, expectedEtag: string): Promise<boolean> {
+  const result = await db
+    .deleteFrom('policies')
+    .where('seq', '=', seq)
+    .where('etag', '=', expectedEtag)
+    .executeTakeFirst()
+  return Number(result.numDeletedRows) > 0
+}
+
+export interface RevisionKey {
+  workspaceId: string
+  applicationId: string
+  policyId: string
+}
+
+/** Revisions newest first, those below `beforeRevision`, at most `limit`. */
+export async function listPolicyRevisions(
+  db: Db,
+  key: RevisionKey,
+  beforeRevision: number,
+  limit: number,
+): Promise<PolicyRevisionRow[]> {
+  return db
+    .selectFrom('policy_revisions')
+    .selectAll()
+    .where('workspace_id', '=', key.workspaceId)
+    .where('application_id', '=', key.applicationId)
+    .where('policy_id', '=', key.policyId)
+    .where('revision', '<', beforeRevision)
+    .orderBy('revision', 'desc')
+    .limit(limit)
+    .execute()
+}
+
+export async function findPolicyRevision(
+  db: Db,
+  key: RevisionKey,
+  revision: number,
+): Promise<PolicyRevisionRow | undefined> {
+  return db
+    .selectFrom('policy_revisions')
+    .selectAll()
+    .where('workspace_id', '=', key.workspaceId)
+    .where('application_id', '=', key.applicationId)
+    .where('policy_id', '=', key.policyId)
+    .where('revision', '=', revision)
     .executeTakeFirst()
 }

@@ -64,7 +64,20 @@ export interface PolicyRevisionsTable {
   created: number
 }
 
+export interface IdempotencyKeysTable {
+  workspace_id: string
+  key_hash: string
+  fingerprint: string
+  /** `running` while the first request is in flight, `done` once its 2xx answer is stored. */
+  state: 'running' | 'done'
+  /** The 2xx answer, encrypted under a key derived from the client's Idempotency-Key. */
+  response: string | null
+  created: number
+  expires_at: number
+}
+
 export interface Database {
+  idempotency_keys: IdempotencyKeysTable
   workspaces: WorkspacesTable
   api_keys: ApiKeysTable
   applications: ApplicationsTable
@@ -79,3 +92,5 @@ export type ApplicationRow = Selectable<ApplicationsTable>
 export type NewApplication = Insertable<ApplicationsTable>
 export type PolicyRow = Selectable<PoliciesTable>
 export type NewPolicy = Insertable<PoliciesTable>
+export type IdempotencyRow = Selectable<IdempotencyKeysTable>
+export type PolicyRevisionRow = Selectable<PolicyRevisionsTable>

@@ -28,7 +28,12 @@ export async function createTestApp(kind: StoreKind, env: Record<string, string>
   const store = openStore(fresh.config)
   await migrateToLatest(store)
   const services = createServices(store)
-  const app = await buildApp({ config, store, services })
+  const app = await buildApp({
+    config,
+    store,
+    services,
+    ...(process.env.TEST_LOG ? { logger: (await import('pino')).default({ level: 'error' }) } : {}),
+  })
   await app.ready()
 
   const workspaces = new Map<string, string>()

@@ -1,0 +1,15 @@
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
+
+const isObject = (value: unknown): value is Record<string, Json> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+
+/** JSON Merge Patch (RFC 7396): objects merge recursively, `null` removes, anything else replaces. */
+export function mergePatch(target: unknown, patch: unknown): Json {
+  if (!isObject(patch)) return patch as Json
+  const result: Record<string, Json> = isObject(target) ? { ...target } : {}
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete result[key]
+    else result[key] = mergePatch(result[key], value)
+  }
+  return result
+}
