@@ -88,7 +88,7 @@ export async function buildApp({ config, store, services, logger }: AppOptions):
 
   const routes = collectRoutes(app, (url) => !url.startsWith('/docs'))
   installAuth(app, services.keys)
-  await installRateLimit(app, config.rateLimitPerMinute)
+  await installRateLimit(app, config)
   installIdempotency(app, services.idempotency)
   await app.register(operationsRoutes, { store })
   await app.register(applicationsRoutes, { services })

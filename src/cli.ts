@@ -1,9 +1,13 @@
+import { once } from 'node:events'
+import { createReadStream, createWriteStream } from 'node:fs'
+import { createInterface } from 'node:readline'
 import { Command, CommanderError, InvalidArgumentError } from 'commander'
 import { VERSION } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
 import { serve } from './server.js'
 import { createServices, type Services } from './services/index.js'
 import { SCOPES, type Scope } from './services/keys.service.js'
+import { ImportError, TransferService } from './services/transfer.service.js'
 import { openStore } from './store/database.js'
 import { isUniqueViolation } from './store/dialect.js'
 import { migrateToLatest } from './store/migrations.js'
@@ -29,6 +33,18 @@ function parseUnixTime(value: string): number {
   if (!/^\d{1,12}$/.test(value)) throw new InvalidArgumentError('must be Unix seconds')
   return Number(value)
 }
+
+const NAMES: Record<string, [string, string]> = {
+  workspace: ['workspace', 'workspaces'],
+  api_key: ['api key', 'api keys'],
+  application: ['application', 'applications'],
+  policy: ['policy', 'policies'],
+  policy_revision: ['policy revision', 'policy revisions'],
+}
+const summary = (counts: Record<string, number>) =>
+  Object.entries(counts)
+    .map(([kind, n]) => `${n} ${NAMES[kind]?.[n === 1 ? 0 : 1] ?? kind}`)
+    .join(', ')
 
 /** Runs an operator command against the store named by DATABASE_URL, migrating it first. */
 async function withServices<T>(action: (services: Services) => Promise<T>): Promise<T> {
@@ -67,6 +83,50 @@ export function buildCli(): Command {
       try {
         const applied = await migrateToLatest(store)
         console.log(applied.length > 0 ? `applied: ${applied.join(', ')}` : 'the store is up to date')
+      } finally {
+        await store.close()
+      }
+    })
+
+  program
+    .command('export')
+    .description('Write the whole store (keys as hashes only) as JSON lines, to move it to another store.')
+    .option('--output <file>', 'write to this file instead of standard output')
+    .action(async (options: { output?: string }) => {
+      const config = loadConfig()
+      const store = openStore(config.store)
+      const out = options.output ? createWriteStream(options.output, { flags: 'wx' }) : process.stdout
+      try {
+        await migrateToLatest(store)
+        const counts = await new TransferService(store).export(async (line) => {
+          if (!out.write(`${line}\n`)) await once(out, 'drain')
+        })
+        if (out !== process.stdout) await new Promise<void>((resolve) => out.end(() => resolve()))
+        console.error(`exported ${summary(counts)}`)
+      } finally {
+        await store.close()
+      }
+    })
+
+  program
+    .command('import')
+    .description('Load an export into the (empty) store named by DATABASE_URL, in one transaction.')
+    .option('--input <file>', 'read from this file instead of standard input')
+    .action(async (options: { input?: string }) => {
+      const input = options.input ? createReadStream(options.input) : process.stdin
+      const config = loadConfig()
+      const store = openStore(config.store)
+      // readline consumes its input from the start: take the iterator now, before any await,
+      // or the lines read in between are lost.
+      const lines = createInterface({ input, crlfDelay: Infinity })[Symbol.asyncIterator]()
+      try {
+        await migrateToLatest(store)
+        const counts = await new TransferService(store).import({ [Symbol.asyncIterator]: () => lines })
+        console.error(`imported ${summary(counts)}`)
+      } catch (error) {
+        if (error instanceof ImportError)
+          throw new CliError(`import failed, nothing was written: ${error.message}`)
+        throw error
       } finally {
         await store.close()
       }

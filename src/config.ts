@@ -23,6 +23,8 @@ export interface Config {
   readonly logLevel: LogLevel
   readonly adminKey: string | null
   readonly rateLimitPerMinute: number
+  /** Redis shared by all instances for rate-limit counters; null counts per instance. */
+  readonly redisUrl: string | null
   /** Largest accepted request body in bytes. */
   readonly bodyLimit: number
   /** Seconds a SIGTERM waits for in-flight requests before giving up. */
@@ -71,6 +73,13 @@ export function parseDatabaseUrl(url: string, env: NodeJS.ProcessEnv = {}): Stor
   throw new ConfigError('DATABASE_URL must start with sqlite: or postgres://')
 }
 
+function redisUrl(raw: string | undefined): string | null {
+  const url = raw?.trim()
+  if (!url) return null
+  if (!/^rediss?:\/\//.test(url)) throw new ConfigError('REDIS_URL must start with redis:// or rediss://')
+  return url
+}
+
 /** Reads and validates the environment; throws ConfigError with one clear line on bad input. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const databaseUrl = env.DATABASE_URL?.trim() || 'sqlite:./data/warden.db'
@@ -92,6 +101,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel,
     adminKey,
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 6000, 0, 100_000_000),
+    redisUrl: redisUrl(env.REDIS_URL),
     bodyLimit: 1_048_576,
     shutdownGraceSeconds: integer(env, 'SHUTDOWN_GRACE_SECONDS', 10, 1, 3600),
   })

@@ -164,8 +164,12 @@ const MIGRATION_LOCK_ID = 7_374_221_001
  * together take turns, so each migration runs exactly once.
  */
 export async function migrateToLatest(store: Store): Promise<string[]> {
-  const run = async (db: Kysely<unknown>) => {
-    const migrator = new Migrator({ db, provider: new InCodeProvider(store.dialect) })
+  const run = async (db: Kysely<unknown>, migrationTableSchema?: string) => {
+    const migrator = new Migrator({
+      db,
+      provider: new InCodeProvider(store.dialect),
+      ...(migrationTableSchema ? { migrationTableSchema } : {}),
+    })
     const { error, results } = await migrator.migrateToLatest()
     if (error) throw error instanceof Error ? error : new Error(String(error))
     return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
@@ -174,7 +178,10 @@ export async function migrateToLatest(store: Store): Promise<string[]> {
   return store.db.connection().execute(async (conn) => {
     await sql`select pg_advisory_lock(${MIGRATION_LOCK_ID})`.execute(conn)
     try {
-      return await run(conn as unknown as AnyDb)
+      // Kysely looks for its bookkeeping tables in every schema unless told which one; name the
+      // schema in use, or a second Warden schema in the same database would fool it.
+      const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(conn)
+      return await run(conn as unknown as AnyDb, rows[0]?.schema)
     } finally {
       await sql`select pg_advisory_unlock(${MIGRATION_LOCK_ID})`.execute(conn)
     }

@@ -1,0 +1,199 @@
+import type { Kysely } from 'kysely'
+import type { Store } from '../store/database.js'
+import { fromJson, toJson } from '../store/dialect.js'
+import type { Database } from '../store/tables.js'
+
+/**
+ * Moving a whole store (SQLite → PostgreSQL and back) as JSON lines: one header line, then every
+ * workspace, API key (its hash only), application, policy and policy revision, parents before
+ * children and each table in creation order, so that an import recreates the same listing order.
+ */
+
+export const EXPORT_FORMAT = 'warden-export'
+export const EXPORT_VERSION = 1
+
+type Kind = 'workspace' | 'api_key' | 'application' | 'policy' | 'policy_revision'
+const TABLE: Record<Kind, keyof Database> = {
+  workspace: 'workspaces',
+  api_key: 'api_keys',
+  application: 'applications',
+  policy: 'policies',
+  policy_revision: 'policy_revisions',
+}
+const ORDER: Kind[] = ['workspace', 'api_key', 'application', 'policy', 'policy_revision']
+/** Columns holding JSON: parsed on export, serialised again on import. */
+const JSON_COLUMNS: Record<Kind, string[]> = {
+  workspace: [],
+  api_key: ['scopes'],
+  application: ['parameters'],
+  policy: ['rules', 'target'],
+  policy_revision: ['rules', 'target'],
+}
+const PAGE = 1000
+
+export class ImportError extends Error {}
+
+type Row = Record<string, unknown>
+
+/** jsonb keeps object keys in its own order; sort them so both stores export the same text. */
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys)
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((k) => [k, sortKeys((value as Row)[k])]),
+    )
+  }
+  return value
+}
+
+function exportRow(kind: Kind, row: Row): string {
+  const { seq: _seq, ...rest } = row
+  for (const column of JSON_COLUMNS[kind]) {
+    if (rest[column] !== null && rest[column] !== undefined) rest[column] = sortKeys(fromJson(rest[column]))
+  }
+  return JSON.stringify({ kind, ...rest })
+}
+
+export class TransferService {
+  constructor(private readonly store: Store) {}
+
+  /** Writes the whole store as JSON lines; returns how many records of each kind. */
+  async export(write: (line: string) => Promise<void> | void): Promise<Record<Kind, number>> {
+    const db = this.store.db as unknown as Kysely<Record<string, Row>>
+    const counts = { workspace: 0, api_key: 0, application: 0, policy: 0, policy_revision: 0 }
+    await write(
+      JSON.stringify({
+        kind: 'header',
+        format: EXPORT_FORMAT,
+        version: EXPORT_VERSION,
+        exported: Date.now(),
+      }),
+    )
+    for (const kind of ORDER) {
+      const table = TABLE[kind]
+      if (kind === 'application' || kind === 'policy') {
+        // Paged by creation sequence: a big store is never held in memory at once.
+        let after = 0
+        for (;;) {
+          const rows = await db
+            .selectFrom(table)
+            .selectAll()
+            .where('seq', '>', after)
+            .orderBy('seq')
+            .limit(PAGE)
+            .execute()
+          for (const row of rows) await write(exportRow(kind, row))
+          counts[kind] += rows.length
+          const last = rows[rows.length - 1]
+          if (rows.length < PAGE || !last) break
+          after = Number(last.seq)
+        }
+        continue
+      }
+      if (kind === 'policy_revision') {
+        // Keyset pages over the primary key, which both stores compare as a row value.
+        const key = ['workspace_id', 'application_id', 'policy_id', 'revision'] as const
+        let after: unknown[] | null = null
+        for (;;) {
+          let query = db.selectFrom(table).selectAll()
+          if (after) {
+            const last = after
+            query = query.where((eb) =>
+              eb(
+                eb.refTuple(key[0], key[1], key[2], key[3]),
+                '>',
+                eb.tuple(last[0], last[1], last[2], last[3]),
+              ),
+            )
+          }
+          const rows = await query
+            .orderBy(key[0])
+            .orderBy(key[1])
+            .orderBy(key[2])
+            .orderBy(key[3])
+            .limit(PAGE)
+            .execute()
+          for (const row of rows) await write(exportRow(kind, row))
+          counts[kind] += rows.length
+          const last = rows[rows.length - 1]
+          if (rows.length < PAGE || !last) break
+          after = key.map((k) => last[k])
+        }
+        continue
+      }
+      // Workspaces and keys: few rows.
+      const rows = await db.selectFrom(table).selectAll().orderBy('created').orderBy('id').execute()
+      for (const row of rows) await write(exportRow(kind, row))
+      counts[kind] += rows.length
+    }
+    return counts
+  }
+
+  /**
+   * Reads an export into this store, which must be empty, in one transaction: either every
+   * record arrives or none does.
+   */
+  async import(lines: AsyncIterable<string>): Promise<Record<Kind, number>> {
+    const counts = { workspace: 0, api_key: 0, application: 0, policy: 0, policy_revision: 0 }
+    await this.store.db.transaction().execute(async (trx) => {
+      const db = trx as unknown as Kysely<Record<string, Row>>
+      const existing = await db
+        .selectFrom('workspaces')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow()
+      if (Number(existing.n) > 0) {
+        throw new ImportError(
+          `the target store is not empty (${existing.n} workspaces); import into a new store, before its first start`,
+        )
+      }
+      let batch: Row[] = []
+      let batchKind: Kind | null = null
+      const flush = async () => {
+        if (batchKind && batch.length > 0) await db.insertInto(TABLE[batchKind]).values(batch).execute()
+        batch = []
+      }
+      let lineNumber = 0
+      let sawHeader = false
+      for await (const raw of lines) {
+        lineNumber++
+        const line = raw.trim()
+        if (line === '') continue
+        let record: Row
+        try {
+          record = JSON.parse(line)
+        } catch {
+          throw new ImportError(`line ${lineNumber} is not JSON`)
+        }
+        if (!sawHeader) {
+          if (
+            record.kind !== 'header' ||
+            record.format !== EXPORT_FORMAT ||
+            record.version !== EXPORT_VERSION
+          ) {
+            throw new ImportError(`line 1 is not a ${EXPORT_FORMAT} version ${EXPORT_VERSION} header`)
+          }
+          sawHeader = true
+          continue
+        }
+        const kind = record.kind as Kind
+        if (!ORDER.includes(kind))
+          throw new ImportError(`line ${lineNumber} has an unknown kind "${String(record.kind)}"`)
+        if (kind !== batchKind || batch.length >= 500) {
+          await flush()
+          batchKind = kind
+        }
+        const { kind: _kind, ...row } = record
+        for (const column of JSON_COLUMNS[kind]) {
+          if (row[column] !== null && row[column] !== undefined) row[column] = toJson(row[column])
+        }
+        batch.push(row)
+        counts[kind]++
+      }
+      if (!sawHeader) throw new ImportError('the input is empty')
+      await flush()
+    })
+    return counts
+  }
+}
