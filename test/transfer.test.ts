@@ -164,7 +164,9 @@ describe('warden export and import', () => {
     expect(runCli(['workspaces', 'create', 'moving'], from.env).status).toBe(0)
     const exported = runCli(['export', '--output', file], from.env)
     expect(exported.status, exported.stderr).toBe(0)
-    expect(exported.stderr).toMatch(/^exported 1 workspace, 0 api keys, 0 applications, 0 policies, 0 policy revisions/)
+    expect(exported.stderr).toMatch(
+      /^exported 1 workspace, 0 api keys, 0 applications, 0 policies, 0 policy revisions/,
+    )
     const to = await freshStoreConfig(STORE_KINDS.includes('postgres') ? 'postgres' : 'sqlite')
     dropped.push(to)
     const imported = runCli(['import', '--input', file], to.env)

@@ -60,8 +60,13 @@ function openPostgres(config: Extract<StoreConfig, { kind: 'postgres' }>): Store
     types: pgTypes,
     ...(options.length > 0 ? { options: options.join(' ') } : {}),
   })
-  // An idle client losing its connection must not crash the process; the pool replaces it.
+  // A client losing its connection (the database stopped or restarted) must not crash the
+  // process: idle ones report on the pool, checked-out ones on themselves. The failed query
+  // answers 503 and the pool opens a new connection for the next one.
   pool.on('error', () => {})
+  pool.on('connect', (client) => {
+    client.on('error', () => {})
+  })
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
   return {
     db,
