@@ -80,18 +80,20 @@ export class ApplicationsService {
     const id = input.id ?? uuidv7()
     const parameters = normalizeParameters(input.parameters)
     try {
-      const row = await insertApplication(this.store.db, {
-        workspace_id: workspaceId,
-        id,
-        name: input.name,
-        description: input.description,
-        provider: input.provider ?? null,
-        model: input.model ?? null,
-        parameters: parameters === null ? null : toJson(parameters),
-        etag: newEtag(),
-        created: now,
-        updated: now,
-      })
+      const row = await this.store.write((db) =>
+        insertApplication(db, {
+          workspace_id: workspaceId,
+          id,
+          name: input.name,
+          description: input.description,
+          provider: input.provider ?? null,
+          model: input.model ?? null,
+          parameters: parameters === null ? null : toJson(parameters),
+          etag: newEtag(),
+          created: now,
+          updated: now,
+        }),
+      )
       return toApplication(row)
     } catch (error) {
       if (isUniqueViolation(error)) throw conflict(`An application with id "${id}" already exists`)
@@ -128,7 +130,7 @@ export class ApplicationsService {
     ifMatch: string | undefined,
   ): Promise<Versioned<Application>> {
     assertSameId(patch.id, id)
-    return this.store.db.transaction().execute(async (trx) => {
+    return this.store.write(async (trx) => {
       const row = await findApplication(trx, workspaceId, id, usesRowLocks(this.store.dialect))
       if (!row) throw applicationNotFound(id)
       assertIfMatch(ifMatch, row.etag)
@@ -164,7 +166,7 @@ export class ApplicationsService {
 
   /** Deletes the application with its policies and their revisions, in one transaction. */
   async delete(workspaceId: string, id: string, ifMatch: string | undefined): Promise<void> {
-    await this.store.db.transaction().execute(async (trx) => {
+    await this.store.write(async (trx) => {
       const row = await findApplication(trx, workspaceId, id, usesRowLocks(this.store.dialect))
       if (!row) throw applicationNotFound(id)
       assertIfMatch(ifMatch, row.etag)

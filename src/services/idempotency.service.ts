@@ -95,13 +95,15 @@ export class IdempotencyService {
         expires_at: now + IDEMPOTENCY_TTL_SECONDS,
       }
       try {
-        await insertIdempotencyKey(this.store.db, {
-          workspace_id: workspaceId,
-          key_hash: keyHash,
-          state: 'running',
-          response: null,
-          ...claim,
-        })
+        await this.store.write((db) =>
+          insertIdempotencyKey(db, {
+            workspace_id: workspaceId,
+            key_hash: keyHash,
+            state: 'running',
+            response: null,
+            ...claim,
+          }),
+        )
         return null
       } catch (error) {
         if (!isUniqueViolation(error)) throw error
@@ -110,7 +112,7 @@ export class IdempotencyService {
       if (!row) continue
       const abandoned = row.state === 'running' && now - row.created >= ABANDONED_AFTER_SECONDS
       if (row.expires_at <= now || abandoned) {
-        if (await takeOverIdempotencyKey(this.store.db, row, claim)) return null
+        if (await this.store.write((db) => takeOverIdempotencyKey(db, row, claim))) return null
         continue
       }
       if (row.state === 'running') {
@@ -136,16 +138,17 @@ export class IdempotencyService {
 
   /** Stores a 2xx answer for replays. */
   async complete(workspaceId: string, key: string, answer: StoredAnswer): Promise<void> {
-    await completeIdempotencyKey(this.store.db, workspaceId, sha256(key), seal(answer, key, workspaceId))
+    const sealed = seal(answer, key, workspaceId)
+    await this.store.write((db) => completeIdempotencyKey(db, workspaceId, sha256(key), sealed))
   }
 
   /** Forgets a key whose request failed, so that it may be retried with the same key. */
   async release(workspaceId: string, key: string): Promise<void> {
-    await deleteIdempotencyKey(this.store.db, workspaceId, sha256(key))
+    await this.store.write((db) => deleteIdempotencyKey(db, workspaceId, sha256(key)))
   }
 
   /** Deletes expired keys; returns how many. */
   async purgeExpired(): Promise<number> {
-    return deleteExpiredIdempotencyKeys(this.store.db, nowSeconds())
+    return this.store.write((db) => deleteExpiredIdempotencyKeys(db, nowSeconds()))
   }
 }

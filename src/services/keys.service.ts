@@ -49,6 +49,15 @@ export interface ApiKeyInfo {
   revoked_at: number | null
 }
 
+/** How long an authentication result is reused: the bound on cross-instance revocation delay. */
+export const AUTH_CACHE_MS = 1000
+const AUTH_CACHE_SIZE = 10_000
+
+interface CachedKey {
+  principal: Principal
+  expiresAt: number | null
+}
+
 export const hasScope = (principal: Principal, scope: Scope): boolean =>
   principal.scopes.includes('admin') || principal.scopes.includes(scope)
 
@@ -75,23 +84,46 @@ export const hashSecret = (secret: string): string =>
 const displayPrefix = (secret: string): string => secret.slice(0, KEY_PREFIX.length + 6)
 
 export class KeysService {
+  /**
+   * Recent lookups by key hash. An entry lives at most AUTH_CACHE_MS, so a key revoked on another
+   * instance (or with the CLI) stops working everywhere within that time; a revocation through
+   * this instance clears the cache at once. Expiry is checked on every request.
+   */
+  private readonly cache = new Map<string, { until: number; key: CachedKey | null }>()
+
   constructor(private readonly store: Store) {}
 
   /** Resolves a bearer token to its principal, or null when unknown, revoked or expired. */
   async authenticate(secret: string): Promise<Principal | null> {
     const hash = hashSecret(secret)
+    const now = Date.now()
+    let entry = this.cache.get(hash)
+    if (!entry || entry.until <= now) {
+      entry = { until: now + AUTH_CACHE_MS, key: await this.lookup(hash) }
+      if (this.cache.size >= AUTH_CACHE_SIZE) this.cache.clear()
+      this.cache.set(hash, entry)
+    }
+    const key = entry.key
+    if (!key) return null
+    if (key.expiresAt !== null && key.expiresAt <= nowSeconds()) return null
+    return key.principal
+  }
+
+  private async lookup(hash: string): Promise<CachedKey | null> {
     const row = await findApiKeyByHash(this.store.db, hash)
     if (!row) return null
     // The index lookup already matched; compare again in constant time so that no code path
     // depends on how much of a hash matched.
     if (!timingSafeEqual(Buffer.from(row.key_hash, 'hex'), Buffer.from(hash, 'hex'))) return null
     if (row.revoked_at !== null) return null
-    if (row.expires_at !== null && row.expires_at <= nowSeconds()) return null
-    return { keyId: row.id, workspaceId: row.workspace_id, scopes: fromJson<Scope[]>(row.scopes) }
+    return {
+      principal: { keyId: row.id, workspaceId: row.workspace_id, scopes: fromJson<Scope[]>(row.scopes) },
+      expiresAt: row.expires_at,
+    }
   }
 
   async createWorkspace(name: string): Promise<WorkspaceRow> {
-    return insertWorkspace(this.store.db, { id: uuidv7(), name, created: nowSeconds() })
+    return this.store.write((db) => insertWorkspace(db, { id: uuidv7(), name, created: nowSeconds() }))
   }
 
   async findWorkspace(name: string): Promise<WorkspaceRow | undefined> {
@@ -106,17 +138,19 @@ export class KeysService {
     secret?: string
   }): Promise<{ key: ApiKeyRow; secret: string }> {
     const secret = input.secret ?? generateSecret()
-    const key = await insertApiKey(this.store.db, {
-      id: uuidv7(),
-      workspace_id: input.workspaceId,
-      name: input.name,
-      key_hash: hashSecret(secret),
-      prefix: displayPrefix(secret),
-      scopes: toJson([...new Set(input.scopes)]),
-      created: nowSeconds(),
-      expires_at: input.expiresAt,
-      revoked_at: null,
-    })
+    const key = await this.store.write((db) =>
+      insertApiKey(db, {
+        id: uuidv7(),
+        workspace_id: input.workspaceId,
+        name: input.name,
+        key_hash: hashSecret(secret),
+        prefix: displayPrefix(secret),
+        scopes: toJson([...new Set(input.scopes)]),
+        created: nowSeconds(),
+        expires_at: input.expiresAt,
+        revoked_at: null,
+      }),
+    )
     return { key, secret }
   }
 
@@ -161,9 +195,11 @@ export class KeysService {
     if (!(await this.revokeKey(id, workspaceId))) throw notFound(`No API key "${id}" in this workspace`)
   }
 
-  /** Returns false when no such key exists. */
+  /** Returns false when no such key exists. The key fails from the next request on. */
   async revokeKey(id: string, workspaceId?: string): Promise<boolean> {
-    return revokeApiKey(this.store.db, id, nowSeconds(), workspaceId)
+    const found = await this.store.write((db) => revokeApiKey(db, id, nowSeconds(), workspaceId))
+    this.cache.clear()
+    return found
   }
 
   /**
@@ -179,7 +215,7 @@ export class KeysService {
         if (existing.workspace_id !== workspace.id) {
           throw new Error('WARDEN_ADMIN_KEY is already a key of another workspace')
         }
-        await reinstateApiKey(this.store.db, existing.id, toJson(['admin']))
+        await this.store.write((db) => reinstateApiKey(db, existing.id, toJson(['admin'])))
       } else {
         await this.createKey({
           workspaceId: workspace.id,

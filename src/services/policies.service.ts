@@ -91,7 +91,7 @@ export class PoliciesService {
     checkContent(content)
     const now = nowSeconds()
     try {
-      const row = await this.store.db.transaction().execute(async (trx) => {
+      const row = await this.store.write(async (trx) => {
         if (!(await applicationExists(trx, workspaceId, applicationId)))
           throw applicationNotFound(applicationId)
         const policy = await insertPolicy(trx, {
@@ -155,7 +155,7 @@ export class PoliciesService {
     ifMatch: string | undefined,
   ): Promise<Versioned<Policy>> {
     assertSameId(patch.id, id)
-    return this.store.db.transaction().execute(async (trx) => {
+    return this.store.write(async (trx) => {
       const row = await findPolicy(trx, workspaceId, applicationId, id, usesRowLocks(this.store.dialect))
       if (!row) throw await this.missing(trx, workspaceId, applicationId, id)
       assertIfMatch(ifMatch, row.etag)
@@ -191,7 +191,7 @@ export class PoliciesService {
     id: string,
     ifMatch: string | undefined,
   ): Promise<void> {
-    await this.store.db.transaction().execute(async (trx) => {
+    await this.store.write(async (trx) => {
       const row = await findPolicy(trx, workspaceId, applicationId, id, usesRowLocks(this.store.dialect))
       if (!row) throw await this.missing(trx, workspaceId, applicationId, id)
       assertIfMatch(ifMatch, row.etag)

@@ -5,11 +5,17 @@ import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely'
 import pg from 'pg'
 import type { StoreConfig } from '../config.js'
 import type { DialectName } from './dialect.js'
+import { GroupCommit } from './group-commit.js'
 import type { Database } from './tables.js'
 
 export interface Store {
   readonly db: Kysely<Database>
   readonly dialect: DialectName
+  /**
+   * Runs a write atomically: on SQLite grouped with the writes that arrive with it into one
+   * commit, on PostgreSQL in a transaction of its own. Resolves once the write is durable.
+   */
+  write<T>(fn: (db: Kysely<Database>) => Promise<T>): Promise<T>
   /** Resolves when the store answers a trivial query. */
   ping(): Promise<void>
   close(): Promise<void>
@@ -24,6 +30,29 @@ const pgTypes = {
   },
 }
 
+/** Most distinct statements kept prepared; the queries Warden builds have far fewer shapes. */
+const STATEMENT_CACHE_SIZE = 2000
+
+/**
+ * Kysely prepares every query it runs; preparing costs more than running a point query. Query
+ * shapes repeat, so keep each prepared statement by its SQL text and reuse it.
+ */
+function withStatementCache(database: SQLite.Database) {
+  const statements = new Map<string, SQLite.Statement>()
+  return {
+    close: () => database.close(),
+    prepare(text: string) {
+      let statement = statements.get(text)
+      if (!statement) {
+        if (statements.size >= STATEMENT_CACHE_SIZE) statements.clear()
+        statement = database.prepare(text)
+        statements.set(text, statement)
+      }
+      return statement
+    },
+  }
+}
+
 function openSqlite(path: string): Store {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
   const database = new SQLite(path)
@@ -32,10 +61,12 @@ function openSqlite(path: string): Store {
   database.pragma('synchronous = FULL')
   database.pragma('foreign_keys = ON')
   database.pragma('busy_timeout = 5000')
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) })
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) })
+  const groupCommit = new GroupCommit(db)
   return {
     db,
     dialect: 'sqlite',
+    write: (fn) => groupCommit.run(fn),
     async ping() {
       await sql`select 1`.execute(db)
     },
@@ -71,6 +102,7 @@ function openPostgres(config: Extract<StoreConfig, { kind: 'postgres' }>): Store
   return {
     db,
     dialect: 'postgres',
+    write: (fn) => db.transaction().execute(fn),
     async ping() {
       await sql`select 1`.execute(db)
     },
