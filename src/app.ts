@@ -1,6 +1,12 @@
 import { readFileSync } from 'node:fs'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from 'fastify'
 import type { Config } from './config.js'
 import { installAuth } from './http/auth.js'
 import { installIdempotency } from './http/idempotency.js'
@@ -25,6 +31,26 @@ export const VERSION: string = JSON.parse(
   readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
 ).version
 
+/** One access-log line per request, when it completes, instead of Fastify's two. */
+class AccessLog extends LogController {
+  override incomingRequest(): void {}
+
+  override requestCompleted(
+    error: Error | null | undefined,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): void {
+    const line = {
+      method: request.method,
+      url: request.url,
+      status: reply.statusCode,
+      ms: Math.round(reply.elapsedTime * 10) / 10,
+    }
+    if (error) reply.log.error({ ...line, err: error }, 'request errored')
+    else reply.log.info(line, 'request')
+  }
+}
+
 export interface AppOptions {
   config: Config
   store: Store
@@ -40,8 +66,7 @@ export async function buildApp({ config, store, services, logger }: AppOptions):
     bodyLimit: config.bodyLimit,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 4096 },
     genReqId: requestId,
-    // One access-log line per request (below) instead of Fastify's two.
-    disableRequestLogging: true,
+    logController: new AccessLog(),
     requestIdHeader: false,
     // Requests still arriving on open connections during a graceful stop are served normally.
     return503OnClosing: false,
@@ -61,17 +86,6 @@ export async function buildApp({ config, store, services, logger }: AppOptions):
     { parseAs: 'string', bodyLimit: config.bodyLimit },
     app.getDefaultJsonParser('error', 'error'),
   )
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.info(
-      {
-        method: request.method,
-        url: request.url,
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime * 10) / 10,
-      },
-      'request',
-    )
-  })
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id)
     reply.header('x-content-type-options', 'nosniff')

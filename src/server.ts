@@ -33,7 +33,8 @@ export async function serve(config: Config): Promise<FastifyInstance> {
       await app.close()
       await store.close()
       logger.info('stopped')
-      logger.flush()
+      // Logs are buffered: write out the last lines before exiting.
+      await new Promise<void>((resolve) => logger.flush(() => resolve()))
       process.exit(0)
     } catch (error) {
       logger.error({ err: error }, 'error while stopping')
