@@ -12,7 +12,7 @@ import { installAuth } from './http/auth.js'
 import { installIdempotency } from './http/idempotency.js'
 import { addMethodNotAllowedRoutes, collectRoutes } from './http/method-not-allowed.js'
 import { installOpenApi } from './http/openapi.js'
-import { installProblemHandlers } from './http/problem.js'
+import { frameworkErrorHandler, installProblemHandlers } from './http/problem.js'
 import { installRateLimit } from './http/rate-limit.js'
 import { requestId } from './http/request-id.js'
 import { installValidators } from './http/validation.js'
@@ -67,6 +67,7 @@ export async function buildApp({ config, store, services, logger }: AppOptions):
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 4096 },
     genReqId: requestId,
     logController: new AccessLog(),
+    frameworkErrors: frameworkErrorHandler,
     requestIdHeader: false,
     // Requests still arriving on open connections during a graceful stop are served normally.
     return503OnClosing: false,

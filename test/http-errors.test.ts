@@ -104,6 +104,13 @@ describe.each(STORE_KINDS)('errors outside the schema (%s)', (kind) => {
     expect(policies.headers.allow).toContain('POST')
   })
 
+  it('answers problem+json for a path that is not valid percent-encoding', async () => {
+    for (const url of ['/v1/applications/%ff%fe', '/v1/applications/%zz/policies', '/%']) {
+      const body = problem(await t.request({ method: 'GET', url }), 404, 'not_found')
+      expect(body.detail).toBe('The request path is not a valid URL')
+    }
+  })
+
   it('tolerates a trailing slash', async () => {
     const res = await t.request({
       method: 'POST',

@@ -92,6 +92,20 @@ export function toAppError(error: FastifyError | AppError | Error, request: Fast
   )
 }
 
+/**
+ * Errors Fastify raises before routing (a path that is not valid percent-encoding) bypass the
+ * error handler; they take this constructor option, and the same rendering.
+ */
+export function frameworkErrorHandler(
+  error: FastifyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): void {
+  // No hook has run yet, so the headers every answer carries are set here.
+  reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff')
+  render(request, reply, toAppError(error, request))
+}
+
 /** One error path: every failure leaves as application/problem+json. */
 export function installProblemHandlers(app: FastifyInstance): void {
   app.setErrorHandler((error, request, reply) => render(request, reply, toAppError(error as Error, request)))
