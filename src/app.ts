@@ -71,9 +71,15 @@ export async function buildApp({ config, store, services, logger }: AppOptions):
     requestIdHeader: false,
     // Requests still arriving on open connections during a graceful stop are served normally.
     return503OnClosing: false,
-    // Slow or idle clients cannot hold a connection forever.
+    // Slow or idle clients cannot hold a connection: headers must arrive within 10 s (or the
+    // request timeout, if shorter), the whole request within the request timeout, and Node
+    // checks those limits every second instead of every 30.
+    http: {
+      connectionsCheckingInterval: 1000,
+      headersTimeout: Math.min(10_000, config.requestTimeoutMs),
+    },
     connectionTimeout: 60_000,
-    requestTimeout: 30_000,
+    requestTimeout: config.requestTimeoutMs,
     keepAliveTimeout: 5_000,
   }).withTypeProvider<TypeBoxTypeProvider>()
 

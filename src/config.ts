@@ -27,6 +27,8 @@ export interface Config {
   readonly redisUrl: string | null
   /** Largest accepted request body in bytes. */
   readonly bodyLimit: number
+  /** Longest time a client may take to send a whole request (headers within min(10 s, this)). */
+  readonly requestTimeoutMs: number
   /** Seconds a SIGTERM waits for in-flight requests before giving up. */
   readonly shutdownGraceSeconds: number
 }
@@ -104,5 +106,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: redisUrl(env.REDIS_URL),
     bodyLimit: 1_048_576,
     shutdownGraceSeconds: integer(env, 'SHUTDOWN_GRACE_SECONDS', 10, 1, 3600),
+    requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_SECONDS', 30, 1, 3600) * 1000,
   })
 }

@@ -143,3 +143,40 @@ describe.each(STORE_KINDS)('/v1/api-keys (%s)', (kind) => {
     }
   })
 })
+
+describe.each(STORE_KINDS)('secrets at rest (%s)', (kind) => {
+  it('never stores a key secret in clear, in any table', async () => {
+    const t = await createTestApp(kind)
+    try {
+      const secrets = [t.adminKey]
+      for (let i = 0; i < 3; i++) {
+        const res = await t.request({
+          method: 'POST',
+          url: '/v1/api-keys',
+          payload: { name: `k${i}`, scopes: ['admin'] },
+          headers: { 'idempotency-key': `secret-${i}` },
+        })
+        secrets.push(res.json().key)
+      }
+      const tables = [
+        'workspaces',
+        'api_keys',
+        'applications',
+        'policies',
+        'policy_revisions',
+        'idempotency_keys',
+      ] as const
+      let dump = ''
+      for (const table of tables)
+        dump += JSON.stringify(await t.store.db.selectFrom(table).selectAll().execute())
+      expect(dump.length).toBeGreaterThan(100)
+      for (const secret of secrets) {
+        expect(dump).not.toContain(secret)
+        // Not even the random part beyond the short display prefix.
+        expect(dump).not.toContain(secret.slice(10, 30))
+      }
+    } finally {
+      await t.close()
+    }
+  })
+})
