@@ -111,6 +111,24 @@ describe.each(STORE_KINDS)('errors outside the schema (%s)', (kind) => {
     }
   })
 
+  it('bounds JSON nesting: half a million levels inside 1 MiB answer 422, not a crash', async () => {
+    const depth = 500_000
+    const arrays = `{"name":${'['.repeat(depth)}${']'.repeat(depth)},"description":""}`
+    const objects = `{"name":"x","description":"","parameters":${'{"a":'.repeat(depth / 5)}1${'}'.repeat(depth / 5)}}`
+    for (const body of [arrays, objects]) {
+      const res = await post(body, 'application/json')
+      problem(res, 422, 'validation_error')
+    }
+    // The same body with an Idempotency-Key is refused before anything walks it.
+    const res = await t.request({
+      method: 'POST',
+      url: '/v1/applications',
+      body: objects,
+      headers: { 'content-type': 'application/json', 'idempotency-key': 'deep' },
+    })
+    problem(res, 422, 'validation_error')
+  })
+
   it('tolerates a trailing slash', async () => {
     const res = await t.request({
       method: 'POST',
