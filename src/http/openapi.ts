@@ -57,6 +57,9 @@ export function resourceResponse(schema: TSchema, description: string, options: 
   return { description, headers, content: { 'application/json': { schema } } }
 }
 
+const LOGO =
+  '<svg xmlns="http://www.w3.org/2000/svg" width="160" height="40" viewBox="0 0 160 40"><text x="0" y="29" font-family="Helvetica, Arial, sans-serif" font-size="26" font-weight="700" fill="#ffffff">Warden</text></svg>'
+
 /** Registers shared schemas, the OpenAPI 3.1 document at /openapi.json, and the docs UI at /docs. */
 export async function installOpenApi(app: FastifyInstance, version: string): Promise<void> {
   await app.register(swagger, {
@@ -100,6 +103,7 @@ export async function installOpenApi(app: FastifyInstance, version: string): Pro
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     uiConfig: { deepLinking: true, docExpansion: 'list', validatorUrl: null },
+    logo: { type: 'image/svg+xml', content: Buffer.from(LOGO), href: '/docs/', target: '_self' },
     staticCSP: true,
   } as never)
 }

@@ -106,14 +106,16 @@ export function frameworkErrorHandler(
   render(request, reply, toAppError(error, request))
 }
 
+/** The path of a URL, cut to a length fit for an error message. */
+function shortPath(url: string): string {
+  const path = url.split('?')[0] ?? ''
+  return path.length > 200 ? `${path.slice(0, 200)}…` : path
+}
+
 /** One error path: every failure leaves as application/problem+json. */
 export function installProblemHandlers(app: FastifyInstance): void {
   app.setErrorHandler((error, request, reply) => render(request, reply, toAppError(error as Error, request)))
   app.setNotFoundHandler((request, reply) =>
-    render(
-      request,
-      reply,
-      new AppError('not_found', `No route ${request.method} ${request.url.split('?')[0]}`),
-    ),
+    render(request, reply, new AppError('not_found', `No route ${request.method} ${shortPath(request.url)}`)),
   )
 }
