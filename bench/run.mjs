@@ -49,6 +49,10 @@ function freePort() {
   })
 }
 
+/** The node flags of `npm start`, read from package.json so the two never drift apart. */
+const START_FLAGS =
+  JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts.start.match(/--[\w-]+=\S+/g) ?? []
+
 /** Every server this run started, so that none outlives it. */
 const children = []
 
@@ -179,7 +183,8 @@ function summarise(name, rounds, baselineRps) {
 
 async function benchStore(label, env, baselineRps, budget) {
   const adminKey = `bench-admin-${randomBytes(16).toString('hex')}`
-  const server = await startProcess(['bin/warden.js', 'serve'], {
+  // Started exactly as `npm start` starts it (package.json), V8 flags included.
+  const server = await startProcess([...START_FLAGS, 'bin/warden.js', 'serve'], {
     ...env,
     WARDEN_ADMIN_KEY: adminKey,
     // Rate limiting stays on, with a limit no run can reach.
@@ -245,7 +250,10 @@ async function benchStore(label, env, baselineRps, budget) {
   // Start-up on the now populated store.
   const startups = []
   for (let i = 0; i < 3; i++) {
-    const again = await startProcess(['bin/warden.js', 'serve'], { ...env, WARDEN_ADMIN_KEY: adminKey })
+    const again = await startProcess([...START_FLAGS, 'bin/warden.js', 'serve'], {
+      ...env,
+      WARDEN_ADMIN_KEY: adminKey,
+    })
     startups.push(again.startMs)
     again.proc.kill('SIGTERM')
     await new Promise((resolve) => again.proc.on('exit', resolve))
