@@ -12,7 +12,6 @@ describe('GroupCommit (SQLite)', () => {
   database.pragma('journal_mode = WAL')
   database.pragma('synchronous = FULL')
   database.exec('create table t (id text primary key, v integer not null)')
-  // biome-ignore lint/suspicious/noExplicitAny: a scratch table outside Warden's schema
   const db = new Kysely<any>({ dialect: new SqliteDialect({ database }) })
   const group = new GroupCommit(db)
   afterAll(async () => {
