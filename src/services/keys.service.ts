@@ -49,8 +49,8 @@ export interface ApiKeyInfo {
   revoked_at: number | null
 }
 
-/** How long an authentication result is reused: the bound on cross-instance revocation delay. */
-export const AUTH_CACHE_MS = 1000
+/** How long an authentication result is reused: half the one-second bound on cross-instance revocation. */
+export const AUTH_CACHE_MS = 500
 const AUTH_CACHE_SIZE = 10_000
 
 interface CachedKey {
