@@ -176,7 +176,7 @@ describe.each(STORE_KINDS)('warden serve, as a user runs it (%s)', (kind) => {
     const adminKey = 'operator-chosen-secret-0123456789'
     const server = await startServer({ ...store.env, WARDEN_ADMIN_KEY: adminKey })
     try {
-      for (const chunked of [false, true]) {
+      for (const chunked of [false, true, false, true, false, true]) {
         const result = await new Promise<{ status: number; body: string }>((resolve, reject) => {
           const size = 3 * 1024 * 1024
           const req = httpRequest(`${server.url}/v1/applications`, {

@@ -21,6 +21,13 @@ function render(request: FastifyRequest, reply: FastifyReply, error: AppError): 
   }
   if (error.errors) problem.errors = error.errors.slice(0, MAX_FIELD_ERRORS)
   if (error.headers) reply.headers(error.headers)
+  if (error.code === 'payload_too_large') {
+    // Fastify closes the connection here, and a socket closed while the client is still
+    // uploading is reset, which can destroy the 413 before the client reads it. Keeping the
+    // connection lets Node discard the rest of the body unbuffered (bounded by the request
+    // timeout) while the client finishes sending and reads the answer.
+    reply.removeHeader('connection')
+  }
   if (error.code === 'unavailable' && !reply.hasHeader('retry-after'))
     reply.header('retry-after', UNAVAILABLE_RETRY_AFTER)
   return reply.code(error.status).type(PROBLEM_CONTENT_TYPE).send(problem)
