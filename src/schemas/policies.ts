@@ -124,6 +124,19 @@ const rulesExample = [
   { type: 'factuality', expected: 'pass', value: null, threshold: 0.7, flagged: null },
 ]
 
+/** What a client may send back from a policy it read: type-checked, then ignored. */
+const readOnlyFields = {
+  application_id: Type.Optional(
+    Nullable(Type.String(), {
+      description: 'The owning application. Read-only: accepted and ignored.',
+      examples: ['support-bot'],
+    }),
+  ),
+  revision: ReadOnlyInteger('Revision number.', 1),
+  created: ReadOnlyInteger('Creation time, Unix seconds.', 1767225600),
+  updated: ReadOnlyInteger('Last change, Unix seconds.', 1767225600),
+}
+
 export const PolicyCreateSchema = Type.Object(
   {
     id: policyId,
@@ -136,15 +149,7 @@ export const PolicyCreateSchema = Type.Object(
     target,
     definition: Type.Optional(definition),
     override_response: Type.Optional(overrideResponse),
-    application_id: Type.Optional(
-      Nullable(Type.String(), {
-        description: 'The owning application. Read-only: accepted and ignored.',
-        examples: ['support-bot'],
-      }),
-    ),
-    revision: ReadOnlyInteger('Revision number.', 1),
-    created: ReadOnlyInteger('Creation time, Unix seconds.', 1767225600),
-    updated: ReadOnlyInteger('Last change, Unix seconds.', 1767225600),
+    ...readOnlyFields,
   },
   { additionalProperties: false, title: 'PolicyCreate' },
 )
@@ -198,15 +203,7 @@ export const PolicyPatchSchema = Type.Object(
     target: Type.Optional(target),
     definition: Type.Optional(definition),
     override_response: Type.Optional(overrideResponse),
-    application_id: Type.Optional(
-      Nullable(Type.String(), {
-        description: 'The owning application. Read-only: accepted and ignored.',
-        examples: ['support-bot'],
-      }),
-    ),
-    revision: ReadOnlyInteger('Revision number.', 1),
-    created: ReadOnlyInteger('Creation time, Unix seconds.', 1767225600),
-    updated: ReadOnlyInteger('Last change, Unix seconds.', 1767225600),
+    ...readOnlyFields,
   },
   { additionalProperties: false, title: 'PolicyPatch' },
 )
