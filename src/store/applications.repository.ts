@@ -1,4 +1,5 @@
 import type { Kysely, Updateable } from 'kysely'
+import { runCompiled } from './compiled.js'
 import type { ApplicationRow, ApplicationsTable, Database, NewApplication } from './tables.js'
 
 type Db = Kysely<Database>
@@ -14,12 +15,10 @@ export async function findApplication(
   id: string,
   lock = false,
 ): Promise<ApplicationRow | undefined> {
-  const query = db
-    .selectFrom('applications')
-    .selectAll()
-    .where('workspace_id', '=', workspaceId)
-    .where('id', '=', id)
-  return (lock ? query.forUpdate() : query).executeTakeFirst()
+  const query = (ws: string, app: string) =>
+    db.selectFrom('applications').selectAll().where('workspace_id', '=', ws).where('id', '=', app)
+  if (lock) return query(workspaceId, id).forUpdate().executeTakeFirst()
+  return (await runCompiled(db, 'findApplication', () => query('', ''), [workspaceId, id]))[0]
 }
 
 export async function applicationExists(db: Db, workspaceId: string, id: string): Promise<boolean> {
@@ -39,14 +38,15 @@ export async function listApplications(
   afterSeq: number,
   limit: number,
 ): Promise<ApplicationRow[]> {
-  return db
-    .selectFrom('applications')
-    .selectAll()
-    .where('workspace_id', '=', workspaceId)
-    .where('seq', '>', afterSeq)
-    .orderBy('seq')
-    .limit(limit)
-    .execute()
+  const build = () =>
+    db
+      .selectFrom('applications')
+      .selectAll()
+      .where('workspace_id', '=', '')
+      .where('seq', '>', 0)
+      .orderBy('seq')
+      .limit(1)
+  return runCompiled(db, 'listApplications', build, [workspaceId, afterSeq, limit])
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Insertable, Kysely, Updateable } from 'kysely'
+import { runCompiled } from './compiled.js'
 import type {
   Database,
   NewPolicy,
@@ -26,13 +27,15 @@ export async function findPolicy(
   id: string,
   lock = false,
 ): Promise<PolicyRow | undefined> {
-  const query = db
-    .selectFrom('policies')
-    .selectAll()
-    .where('workspace_id', '=', workspaceId)
-    .where('application_id', '=', applicationId)
-    .where('id', '=', id)
-  return (lock ? query.forUpdate() : query).executeTakeFirst()
+  const query = (ws: string, app: string, policy: string) =>
+    db
+      .selectFrom('policies')
+      .selectAll()
+      .where('workspace_id', '=', ws)
+      .where('application_id', '=', app)
+      .where('id', '=', policy)
+  if (lock) return query(workspaceId, applicationId, id).forUpdate().executeTakeFirst()
+  return (await runCompiled(db, 'findPolicy', () => query('', '', ''), [workspaceId, applicationId, id]))[0]
 }
 
 /** One page of an application's policies in creation order, after `afterSeq`. */
@@ -43,15 +46,16 @@ export async function listPolicies(
   afterSeq: number,
   limit: number,
 ): Promise<PolicyRow[]> {
-  return db
-    .selectFrom('policies')
-    .selectAll()
-    .where('workspace_id', '=', workspaceId)
-    .where('application_id', '=', applicationId)
-    .where('seq', '>', afterSeq)
-    .orderBy('seq')
-    .limit(limit)
-    .execute()
+  const build = () =>
+    db
+      .selectFrom('policies')
+      .selectAll()
+      .where('workspace_id', '=', '')
+      .where('application_id', '=', '')
+      .where('seq', '>', 0)
+      .orderBy('seq')
+      .limit(1)
+  return runCompiled(db, 'listPolicies', build, [workspaceId, applicationId, afterSeq, limit])
 }
 
 /** Writes a new version only if the row still carries `expectedEtag`. */
