@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance } from 'fastify'
 import { AppError } from '../errors.js'
 import { hasScope, type KeysService, type Principal, type Scope } from '../services/keys.service.js'
 
@@ -21,10 +21,6 @@ export function bearerToken(header: string | undefined): string | null {
   if (!header) return null
   const match = /^bearer +([\x21-\x7e]+) *$/i.exec(header)
   return match?.[1] ?? null
-}
-
-export function principalOf(request: FastifyRequest): Principal {
-  return request.principal
 }
 
 /**

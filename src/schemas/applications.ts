@@ -170,7 +170,7 @@ export const ApplicationPatchSchema = Type.Object(
 )
 export type ApplicationPatch = Static<typeof ApplicationPatchSchema>
 
-export const APPLICATION_EXAMPLE: Application = {
+const APPLICATION_EXAMPLE: Application = {
   id: 'support-bot',
   name: 'Support bot',
   description: 'Answers customer questions about orders and returns.',

@@ -70,6 +70,8 @@ function checkContent(content: PolicyContent): void {
   if (errors.length > 0) throw invalid(errors)
 }
 
+type StoredContent = ReturnType<typeof storedContent>
+
 const storedContent = (content: PolicyContent) => ({
   rules: toJson(content.rules),
   target: toJson(content.target),
@@ -89,6 +91,7 @@ export class PoliciesService {
       override_response: input.override_response ?? null,
     }
     checkContent(content)
+    const stored = storedContent(content)
     const now = nowSeconds()
     try {
       const row = await this.store.write(async (trx) => {
@@ -98,13 +101,13 @@ export class PoliciesService {
           workspace_id: workspaceId,
           application_id: applicationId,
           id: input.id,
-          ...storedContent(content),
+          ...stored,
           revision: 1,
           etag: newEtag(),
           created: now,
           updated: now,
         })
-        await this.recordRevision(trx, policy)
+        await this.recordRevision(trx, policy, stored)
         return policy
       })
       return toPolicy(row)
@@ -172,14 +175,15 @@ export class PoliciesService {
       if (JSON.stringify(next) === JSON.stringify({ rules, target, definition, override_response })) {
         return toPolicy(row)
       }
+      const stored = storedContent(next)
       const updated = await updatePolicy(trx, row.seq, row.etag, {
-        ...storedContent(next),
+        ...stored,
         revision: row.revision + 1,
         etag: newEtag(),
         updated: Math.max(nowSeconds(), row.updated),
       })
       if (!updated) throw preconditionFailed()
-      await this.recordRevision(trx, updated)
+      await this.recordRevision(trx, updated, stored)
       return toPolicy(updated)
     })
   }
@@ -236,16 +240,18 @@ export class PoliciesService {
     return revisionToPolicy(row, policy.created)
   }
 
-  private async recordRevision(trx: Kysely<Database>, policy: PolicyRow): Promise<void> {
+  /** Stores the version just written, reusing the JSON text the policy row was written with. */
+  private async recordRevision(
+    trx: Kysely<Database>,
+    policy: PolicyRow,
+    stored: StoredContent,
+  ): Promise<void> {
     await insertPolicyRevision(trx, {
       workspace_id: policy.workspace_id,
       application_id: policy.application_id,
       policy_id: policy.id,
       revision: policy.revision,
-      rules: toJson(fromJson(policy.rules)),
-      target: toJson(fromJson(policy.target)),
-      definition: policy.definition,
-      override_response: policy.override_response,
+      ...stored,
       created: policy.updated,
     })
   }
