@@ -8,6 +8,7 @@ import Fastify, {
   LogController,
 } from 'fastify'
 import type { Config } from './config.js'
+import { AppError } from './errors.js'
 import { installAuth } from './http/auth.js'
 import { installIdempotency } from './http/idempotency.js'
 import { addMethodNotAllowedRoutes, collectRoutes } from './http/method-not-allowed.js'
@@ -87,11 +88,24 @@ export async function buildApp({ config, store, services, logger }: AppOptions):
   installProblemHandlers(app)
   // Bodies are JSON only: Fastify's built-in text/plain parser would let text reach the handlers.
   app.removeContentTypeParser('text/plain')
-  // PATCH accepts JSON merge patches (RFC 7396) under their own media type too.
+  // PATCH accepts JSON merge patches (RFC 7396) under their own media type too; other methods
+  // take plain JSON only.
+  const parseJson = app.getDefaultJsonParser('error', 'error')
   app.addContentTypeParser(
     'application/merge-patch+json',
     { parseAs: 'string', bodyLimit: config.bodyLimit },
-    app.getDefaultJsonParser('error', 'error'),
+    (request, body, done) => {
+      if (request.method !== 'PATCH') {
+        done(
+          new AppError(
+            'unsupported_media_type',
+            'application/merge-patch+json is for PATCH; send application/json',
+          ),
+        )
+        return
+      }
+      parseJson(request, body as string, done)
+    },
   )
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id)

@@ -73,6 +73,19 @@ describe.each(STORE_KINDS)('application lifecycle (%s)', (kind) => {
       )
     })
 
+    it('answers 50 records by default, and the rest on the next page', async () => {
+      const many = await t.key(['admin'], { workspace: 'fifty' })
+      for (let i = 0; i < 53; i++) await create({ id: `m-${i}`, name: 'M', description: '' }, many)
+      const first = (await t.request({ method: 'GET', url: '/v1/applications', key: many })).json()
+      expect(first.data).toHaveLength(50)
+      expect(first.next_cursor).toEqual(expect.any(String))
+      const rest = (
+        await t.request({ method: 'GET', url: `/v1/applications?cursor=${first.next_cursor}`, key: many })
+      ).json()
+      expect(rest.data.map((a: { id: string }) => a.id)).toEqual(['m-50', 'm-51', 'm-52'])
+      expect(rest.next_cursor).toBeNull()
+    })
+
     it('pages with limit and an opaque cursor', async () => {
       const seen: string[] = []
       let cursor: string | null = null

@@ -1,3 +1,4 @@
+import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, problem, type TestApp } from './helpers/app.js'
 import { STORE_KINDS } from './helpers/stores.js'
@@ -67,6 +68,15 @@ describe.each(STORE_KINDS)('errors outside the schema (%s)', (kind) => {
 
   it('answers 415 for a body without a content type', async () => {
     problem(await post('{"name":"x","description":""}'), 415, 'unsupported_media_type')
+  })
+
+  it('accepts application/merge-patch+json on PATCH only', async () => {
+    const body = problem(
+      await post('{"name":"x","description":""}', 'application/merge-patch+json'),
+      415,
+      'unsupported_media_type',
+    )
+    expect(body.detail).toContain('PATCH')
   })
 
   it('accepts a charset parameter and any case of the media type', async () => {
@@ -178,6 +188,33 @@ describe.each(STORE_KINDS)('errors outside the schema (%s)', (kind) => {
     ]
     for (const res of responses) {
       expect(res.body).not.toMatch(/node_modules|\/src\/|at .*\(|SQLITE|select |insert /i)
+    }
+  })
+})
+
+describe.each(STORE_KINDS)('an unexpected failure (%s)', (kind) => {
+  it('answers 500 problem+json with the request id and no internal detail', async () => {
+    const t = await createTestApp(kind)
+    try {
+      await t.request({
+        method: 'POST',
+        url: '/v1/applications',
+        payload: { id: 'bot', name: 'B', description: '' },
+      })
+      // Break the store under the running app: the revisions table disappears.
+      await sql`drop table policy_revisions`.execute(t.store.db)
+      const res = await t.request({
+        method: 'POST',
+        url: '/v1/applications/bot/policies',
+        payload: { id: 'p', rules: [{ type: 'relevance' }], target: ['output'] },
+      })
+      const body = problem(res, 500, 'internal_error')
+      expect(body.detail).toMatch(/request id/)
+      expect(res.body).not.toMatch(
+        /policy_revisions|relation|no such table|SQLITE|select |insert |\/src\/|node_modules/i,
+      )
+    } finally {
+      await t.close()
     }
   })
 })

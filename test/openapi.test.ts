@@ -116,6 +116,22 @@ describe('GET /openapi.json', () => {
     expect(missing).toEqual([])
   })
 
+  it('answers 405 with the right Allow header on every documented path', async () => {
+    const all = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']
+    for (const [path, methods] of Object.entries(doc.paths)) {
+      const allowed = Object.keys(methods).map((m) => m.toUpperCase())
+      const url = path.replace(/\{[^}]+\}/g, '1')
+      for (const method of all.filter((m) => !allowed.includes(m))) {
+        const res = await t.request({ method: method as 'PUT', url, key: null })
+        expect(res.statusCode, `${method} ${path}`).toBe(405)
+        expect(res.json().code).toBe('method_not_allowed')
+        const allow = String(res.headers.allow).split(', ')
+        for (const m of allowed) expect(allow, `${method} ${path}`).toContain(m)
+        if (allowed.includes('GET')) expect(allow).toContain('HEAD')
+      }
+    }
+  })
+
   it('serves the interactive reference from the installed package, without a CDN', async () => {
     const page = await t.request({ method: 'GET', url: '/docs/', key: null })
     expect(page.statusCode).toBe(200)
