@@ -10,6 +10,7 @@ import Fastify, {
 import type { Config } from './config.js'
 import { AppError } from './errors.js'
 import { installAuth } from './http/auth.js'
+import { setStandardHeaders } from './http/headers.js'
 import { installIdempotency } from './http/idempotency.js'
 import { addMethodNotAllowedRoutes, collectRoutes } from './http/method-not-allowed.js'
 import { installOpenApi } from './http/openapi.js'
@@ -108,9 +109,7 @@ export async function buildApp({ config, store, services, logger }: AppOptions):
     },
   )
   app.addHook('onRequest', async (request, reply) => {
-    reply.header('x-request-id', request.id)
-    reply.header('x-content-type-options', 'nosniff')
-    if (request.url.startsWith('/v1')) reply.header('cache-control', 'no-store')
+    setStandardHeaders(request, reply)
   })
 
   // While a graceful stop drains requests, each answer closes its connection so that no

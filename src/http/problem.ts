@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { AppError, type ErrorCode, type FieldError, PROBLEMS } from '../errors.js'
 import type { Problem } from '../schemas/common.js'
 import { isStoreUnavailable } from '../store/dialect.js'
+import { setStandardHeaders } from './headers.js'
 import { MAX_FIELD_ERRORS, toFieldErrors } from './validation.js'
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json'
@@ -109,7 +110,7 @@ export function frameworkErrorHandler(
   reply: FastifyReply,
 ): void {
   // No hook has run yet, so the headers every answer carries are set here.
-  reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff')
+  setStandardHeaders(request, reply)
   render(request, reply, toAppError(error, request))
 }
 
