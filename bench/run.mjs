@@ -379,7 +379,7 @@ async function main() {
   const name = `${stamp}${opts.label ? `-${opts.label}` : ''}`
   writeFileSync(
     join(root, 'bench', 'results', `${name}.json`),
-    JSON.stringify({ command, baseline, results }, null, 2),
+    `${JSON.stringify({ command, baseline, results }, null, 2)}\n`,
   )
   writeFileSync(join(root, 'bench', 'results', `${name}.md`), `${text}\n`)
   writeFileSync(join(root, 'bench', 'results', 'latest.md'), `${text}\n`)

@@ -43,6 +43,7 @@ class AccessLog extends LogController {
     reply: FastifyReply,
   ): void {
     const line = {
+      reqId: request.id,
       method: request.method,
       url: request.url,
       status: reply.statusCode,
@@ -69,6 +70,9 @@ export async function buildApp({ config, store, services, logger }: AppOptions):
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 4096 },
     genReqId: requestId,
     logController: new AccessLog(),
+    // Requests log through the root logger and name their request id themselves: a child
+    // logger per request costs more than the line it would write.
+    childLoggerFactory: (logger) => logger,
     frameworkErrors: frameworkErrorHandler,
     requestIdHeader: false,
     // Requests still arriving on open connections during a graceful stop are served normally.
@@ -108,19 +112,24 @@ export async function buildApp({ config, store, services, logger }: AppOptions):
       parseJson(request, body as string, done)
     },
   )
-  app.addHook('onRequest', async (request, reply) => {
+  // One onRequest step for every request: the standard headers, then authentication.
+  const authenticate = installAuth(app, services.keys)
+  let draining = false
+  app.addHook('onRequest', (request, reply, done) => {
     setStandardHeaders(request, reply)
+    if (draining) reply.header('connection', 'close')
+    authenticate(request, done)
   })
 
-  // While a graceful stop drains requests, each answer closes its connection so that no
-  // keep-alive socket holds the process open after its last request.
-  let draining = false
+  // While a graceful stop drains requests, no keep-alive socket may hold the process open after
+  // its last answer: requests that arrive now are answered with `Connection: close`, and
+  // connections whose request in flight has been answered are closed as soon as they are idle.
+  let closeIdle: NodeJS.Timeout | undefined
   app.addHook('preClose', async () => {
     draining = true
+    closeIdle = setInterval(() => app.server.closeIdleConnections(), 50).unref()
   })
-  app.addHook('onSend', async (_request, reply) => {
-    if (draining) reply.header('connection', 'close')
-  })
+  app.addHook('onClose', async () => clearInterval(closeIdle))
 
   const shared = [
     ProblemSchema,
@@ -134,7 +143,6 @@ export async function buildApp({ config, store, services, logger }: AppOptions):
   await installOpenApi(app, VERSION)
 
   const routes = collectRoutes(app, (url) => !url.startsWith('/docs'))
-  installAuth(app, services.keys)
   await installRateLimit(app, config)
   installIdempotency(app, services.idempotency)
   await app.register(operationsRoutes, { store })

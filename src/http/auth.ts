@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { AppError } from '../errors.js'
 import { hasScope, type KeysService, type Principal, type Scope } from '../services/keys.service.js'
 
@@ -23,36 +23,50 @@ export function bearerToken(header: string | undefined): string | null {
   return match?.[1] ?? null
 }
 
+function unauthenticated(header: string | undefined): AppError {
+  return new AppError(
+    'unauthenticated',
+    header
+      ? 'The Authorization header must be "Bearer <key>"'
+      : 'Send an API key: Authorization: Bearer <key>',
+    undefined,
+    { 'www-authenticate': REALM },
+  )
+}
+
+/** Sets `request.principal` for a usable key with the route's scope; the error otherwise. */
+function admit(request: FastifyRequest, scope: Scope, principal: Principal | null): AppError | undefined {
+  if (!principal) {
+    return new AppError('unauthenticated', 'The API key is unknown, revoked or expired', undefined, {
+      'www-authenticate': INVALID_TOKEN,
+    })
+  }
+  if (!hasScope(principal, scope)) return new AppError('forbidden', `This API key lacks the scope ${scope}`)
+  request.principal = principal
+  return undefined
+}
+
 /**
- * Authenticates every route in this scope that declares a `scope`. It runs on onRequest, before
- * the body is read or parsed, so an anonymous client never gets further than a 401.
+ * Authentication for every route that declares a `scope`, as an onRequest step: it runs before
+ * the body is read or parsed, so an anonymous client never gets further than a 401. A key seen
+ * in the last moments is admitted without waiting on the store (see KeysService.cached).
  */
-export function installAuth(app: FastifyInstance, keys: KeysService): void {
+export function installAuth(
+  app: FastifyInstance,
+  keys: KeysService,
+): (request: FastifyRequest, done: (error?: Error) => void) => void {
   app.decorateRequest('principal', null as unknown as Principal)
-  app.addHook('onRequest', async (request) => {
+  return (request, done) => {
     const scope = request.routeOptions.config.scope
-    if (!scope) return
+    if (!scope) return done()
     const header = request.headers.authorization
     const token = bearerToken(header)
-    if (token === null) {
-      throw new AppError(
-        'unauthenticated',
-        header
-          ? 'The Authorization header must be "Bearer <key>"'
-          : 'Send an API key: Authorization: Bearer <key>',
-        undefined,
-        { 'www-authenticate': REALM },
-      )
-    }
-    const principal = await keys.authenticate(token)
-    if (!principal) {
-      throw new AppError('unauthenticated', 'The API key is unknown, revoked or expired', undefined, {
-        'www-authenticate': INVALID_TOKEN,
-      })
-    }
-    if (!hasScope(principal, scope)) {
-      throw new AppError('forbidden', `This API key lacks the scope ${scope}`)
-    }
-    request.principal = principal
-  })
+    if (token === null) return done(unauthenticated(header))
+    const hit = keys.cached(token)
+    if (hit !== undefined) return done(admit(request, scope, hit))
+    keys.authenticate(token).then(
+      (principal) => done(admit(request, scope, principal)),
+      (error: Error) => done(error),
+    )
+  }
 }

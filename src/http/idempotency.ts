@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { fingerprint, type IdempotencyService } from '../services/idempotency.service.js'
 
 declare module 'fastify' {
@@ -22,9 +22,9 @@ const REPLAYED_HEADERS = ['location', 'etag', 'content-type'] as const
 export function installIdempotency(app: FastifyInstance, idempotency: IdempotencyService): void {
   app.decorateRequest('idempotencyKey', null)
 
-  app.addHook('preHandler', async (request, reply) => {
+  const preHandler = async (request: FastifyRequest, reply: FastifyReply) => {
     const key = request.headers['idempotency-key']
-    if (!request.routeOptions.config.idempotent || key === undefined) return
+    if (key === undefined) return
     const value = Array.isArray(key) ? (key[0] ?? '') : key
     const path = request.url.split('?')[0] ?? request.url
     const stored = await idempotency.begin(
@@ -40,9 +40,9 @@ export function installIdempotency(app: FastifyInstance, idempotency: Idempotenc
         .send(stored.body)
     }
     request.idempotencyKey = value
-  })
+  }
 
-  app.addHook('onSend', async (request, reply, payload) => {
+  const onSend = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const key = request.idempotencyKey
     if (!key) return payload
     request.idempotencyKey = null
@@ -58,5 +58,15 @@ export function installIdempotency(app: FastifyInstance, idempotency: Idempotenc
       await idempotency.release(workspaceId, key)
     }
     return payload
+  }
+
+  // Route-level hooks, on the routes that honour the header only: the others pay nothing.
+  app.addHook('onRoute', (route) => {
+    if (!route.config?.idempotent) return
+    route.preHandler = [...asArray(route.preHandler), preHandler] as typeof route.preHandler
+    route.onSend = [...asArray(route.onSend), onSend] as typeof route.onSend
   })
 }
+
+const asArray = <T>(value: T | T[] | undefined): T[] =>
+  value === undefined ? [] : Array.isArray(value) ? value : [value]

@@ -83,7 +83,7 @@ export function toAppError(error: FastifyError | AppError | Error, request: Fast
     return new AppError('malformed_request', `The request body is not valid JSON: ${error.message}`)
   }
   if (isStoreUnavailable(error)) {
-    request.log.warn({ err: error }, 'store unavailable')
+    request.log.warn({ reqId: request.id, err: error }, 'store unavailable')
     return new AppError('unavailable', 'The store is unavailable; retry shortly')
   }
   const status = fastifyError.statusCode ?? 500
@@ -93,7 +93,7 @@ export function toAppError(error: FastifyError | AppError | Error, request: Fast
       (Object.keys(PROBLEMS) as ErrorCode[]).find((c) => PROBLEMS[c].status === status) ?? 'malformed_request'
     return new AppError(code, error.message)
   }
-  request.log.error({ err: error }, 'unexpected error')
+  request.log.error({ reqId: request.id, err: error }, 'unexpected error')
   return new AppError(
     'internal_error',
     'An unexpected error occurred; quote the request id when reporting it',

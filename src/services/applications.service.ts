@@ -10,23 +10,18 @@ import type {
 import {
   deleteApplication,
   findApplication,
+  findApplicationDocument,
   insertApplication,
-  listApplications,
+  listApplicationDocuments,
   updateApplication,
 } from '../store/applications.repository.js'
 import type { Store } from '../store/database.js'
-import { fromJson, isUniqueViolation, toJson, usesRowLocks } from '../store/dialect.js'
-import type { ApplicationRow } from '../store/tables.js'
+import { isUniqueViolation, toJson, usesRowLocks } from '../store/dialect.js'
 import { nowSeconds } from './clock.js'
+import { applicationDocument, applicationFromColumns, type Stored } from './documents.js'
 import { mergePatch } from './merge-patch.js'
-import { decodeCursor, type Page, toPage } from './pagination.js'
+import { decodeCursor, documentPage } from './pagination.js'
 import { assertIfMatch, preconditionFailed } from './preconditions.js'
-
-/** A resource with the entity tag of its current version. */
-export interface Versioned<T> {
-  resource: T
-  etag: string
-}
 
 export const newEtag = (): string => randomBytes(12).toString('base64url')
 
@@ -43,19 +38,19 @@ export function normalizeParameters(input: ApplicationCreate['parameters']): App
   return Object.values(parameters).every((v) => v === null) ? null : parameters
 }
 
-export function toApplication(row: ApplicationRow): Versioned<Application> {
+/** The columns of an application row, with its stored text and entity tag. */
+function columns(a: Application, stored: Stored) {
   return {
-    resource: {
-      id: row.id,
-      name: row.name,
-      description: row.description,
-      provider: row.provider,
-      model: row.model,
-      parameters: row.parameters === null ? null : fromJson<ApplicationParameters>(row.parameters),
-      created: row.created,
-      updated: row.updated,
-    },
-    etag: row.etag,
+    id: a.id,
+    name: a.name,
+    description: a.description,
+    provider: a.provider,
+    model: a.model,
+    parameters: a.parameters === null ? null : toJson(a.parameters),
+    etag: stored.etag,
+    created: a.created,
+    updated: a.updated,
+    doc: stored.json,
   }
 }
 
@@ -75,47 +70,42 @@ const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringif
 export class ApplicationsService {
   constructor(private readonly store: Store) {}
 
-  async create(workspaceId: string, input: ApplicationCreate): Promise<Versioned<Application>> {
+  async create(workspaceId: string, input: ApplicationCreate): Promise<Stored> {
     const now = nowSeconds()
-    const id = input.id ?? uuidv7()
-    const parameters = normalizeParameters(input.parameters)
+    const application: Application = {
+      id: input.id ?? uuidv7(),
+      name: input.name,
+      description: input.description,
+      provider: input.provider ?? null,
+      model: input.model ?? null,
+      parameters: normalizeParameters(input.parameters),
+      created: now,
+      updated: now,
+    }
+    const stored = { id: application.id, etag: newEtag(), json: applicationDocument(application) }
     try {
-      const row = await this.store.write((db) =>
-        insertApplication(db, {
-          workspace_id: workspaceId,
-          id,
-          name: input.name,
-          description: input.description,
-          provider: input.provider ?? null,
-          model: input.model ?? null,
-          parameters: parameters === null ? null : toJson(parameters),
-          etag: newEtag(),
-          created: now,
-          updated: now,
-        }),
+      await this.store.write((db) =>
+        insertApplication(db, { workspace_id: workspaceId, ...columns(application, stored) }),
       )
-      return toApplication(row)
+      return stored
     } catch (error) {
-      if (isUniqueViolation(error)) throw conflict(`An application with id "${id}" already exists`)
+      if (isUniqueViolation(error))
+        throw conflict(`An application with id "${application.id}" already exists`)
       throw error
     }
   }
 
-  async get(workspaceId: string, id: string): Promise<Versioned<Application>> {
-    const row = await findApplication(this.store.db, workspaceId, id)
-    if (!row) throw applicationNotFound(id)
-    return toApplication(row)
+  async get(workspaceId: string, id: string): Promise<Stored> {
+    const found = await findApplicationDocument(this.store.db, workspaceId, id)
+    if (!found) throw applicationNotFound(id)
+    return { id, etag: found.etag, json: found.doc }
   }
 
-  async list(workspaceId: string, limit: number, cursor?: string): Promise<Page<Application>> {
+  /** One page, as the JSON text of the answer. */
+  async list(workspaceId: string, limit: number, cursor?: string): Promise<string> {
     const after = decodeCursor(cursor) ?? 0
-    const rows = await listApplications(this.store.db, workspaceId, after, limit + 1)
-    return toPage(
-      rows,
-      limit,
-      (row) => row.seq,
-      (row) => toApplication(row).resource,
-    )
+    const rows = await listApplicationDocuments(this.store.db, workspaceId, after, limit + 1)
+    return documentPage(rows, limit)
   }
 
   /**
@@ -128,13 +118,13 @@ export class ApplicationsService {
     id: string,
     patch: ApplicationPatch,
     ifMatch: string | undefined,
-  ): Promise<Versioned<Application>> {
+  ): Promise<Stored> {
     assertSameId(patch.id, id)
     return this.store.write(async (trx) => {
       const row = await findApplication(trx, workspaceId, id, usesRowLocks(this.store.dialect))
       if (!row) throw applicationNotFound(id)
       assertIfMatch(ifMatch, row.etag)
-      const current = toApplication(row).resource
+      const current = applicationFromColumns(row)
       const next: Application = {
         ...current,
         name: patch.name ?? current.name,
@@ -148,19 +138,13 @@ export class ApplicationsService {
                 mergePatch(current.parameters ?? {}, patch.parameters) as ApplicationPatch['parameters'],
               ),
       }
-      if (sameJson(next, current)) return toApplication(row)
+      if (sameJson(next, current)) return { id, etag: row.etag, json: row.doc }
+      next.updated = Math.max(nowSeconds(), current.updated)
+      const stored = { id, etag: newEtag(), json: applicationDocument(next) }
       // The ETag guard is a second line of defence should a lock ever be missing.
-      const updated = await updateApplication(trx, row.seq, row.etag, {
-        name: next.name,
-        description: next.description,
-        provider: next.provider,
-        model: next.model,
-        parameters: next.parameters === null ? null : toJson(next.parameters),
-        etag: newEtag(),
-        updated: Math.max(nowSeconds(), current.updated),
-      })
-      if (!updated) throw preconditionFailed()
-      return toApplication(updated)
+      const { created: _created, id: _id, ...changes } = columns(next, stored)
+      if (!(await updateApplication(trx, row.seq, row.etag, changes))) throw preconditionFailed()
+      return stored
     })
   }
 

@@ -1,4 +1,5 @@
 import { AppError } from '../errors.js'
+import { pageJson } from './documents.js'
 
 export interface Page<T> {
   data: T[]
@@ -65,4 +66,18 @@ export function toPage<R, T>(
     data: pageRows.map(map),
     next_cursor: more && last !== undefined ? encodeCursor(position(last)) : null,
   }
+}
+
+/**
+ * A page of stored JSON texts, fetched with `limit + 1` like `toPage`, as the JSON text of the
+ * answer.
+ */
+export function documentPage(rows: readonly { seq: number; doc: string }[], limit: number): string {
+  const more = rows.length > limit
+  const pageRows = more ? rows.slice(0, limit) : rows
+  const last = pageRows[pageRows.length - 1]
+  return pageJson(
+    pageRows.map((row) => row.doc),
+    more && last !== undefined ? encodeCursor(last.seq) : null,
+  )
 }

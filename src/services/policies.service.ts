@@ -7,37 +7,22 @@ import { fromJson, isForeignKeyViolation, isUniqueViolation, toJson, usesRowLock
 import {
   deletePolicy,
   findPolicy,
+  findPolicyDocument,
   findPolicyRevision,
   insertPolicy,
   insertPolicyRevision,
-  listPolicies,
+  listPolicyDocuments,
   listPolicyRevisions,
   type RevisionKey,
   updatePolicy,
 } from '../store/policies.repository.js'
-import type { Database, PolicyRevisionRow, PolicyRow } from '../store/tables.js'
-import { applicationNotFound, assertSameId, newEtag, type Versioned } from './applications.service.js'
+import type { Database, PolicyRevisionRow } from '../store/tables.js'
+import { applicationNotFound, assertSameId, newEtag } from './applications.service.js'
 import { nowSeconds } from './clock.js'
-import { decodeCursor, type Page, toPage } from './pagination.js'
+import { policyDocument, policyFromColumns, type Stored } from './documents.js'
+import { decodeCursor, documentPage, type Page, toPage } from './pagination.js'
 import { assertIfMatch, preconditionFailed } from './preconditions.js'
 import { checkRules, normalizeRule } from './rules.js'
-
-export function toPolicy(row: PolicyRow): Versioned<Policy> {
-  return {
-    resource: {
-      id: row.id,
-      application_id: row.application_id,
-      rules: fromJson<PolicyRule[]>(row.rules),
-      target: fromJson<Policy['target']>(row.target),
-      definition: row.definition,
-      override_response: row.override_response,
-      revision: row.revision,
-      created: row.created,
-      updated: row.updated,
-    },
-    etag: row.etag,
-  }
-}
 
 /** A stored version, shown as the policy was then; `updated` is when that version was written. */
 function revisionToPolicy(row: PolicyRevisionRow, created: number): Policy {
@@ -72,6 +57,18 @@ function checkContent(content: PolicyContent): void {
 
 type StoredContent = ReturnType<typeof storedContent>
 
+/** The columns of a policy row, with its stored text and entity tag. */
+const columns = (p: Policy, content: StoredContent, stored: Stored) => ({
+  id: p.id,
+  application_id: p.application_id,
+  ...content,
+  revision: p.revision,
+  etag: stored.etag,
+  created: p.created,
+  updated: p.updated,
+  doc: stored.json,
+})
+
 const storedContent = (content: PolicyContent) => ({
   rules: toJson(content.rules),
   target: toJson(content.target),
@@ -83,7 +80,7 @@ export class PoliciesService {
   constructor(private readonly store: Store) {}
 
   /** Creates a policy and its first revision in one transaction. */
-  async create(workspaceId: string, applicationId: string, input: PolicyCreate): Promise<Versioned<Policy>> {
+  async create(workspaceId: string, applicationId: string, input: PolicyCreate): Promise<Stored> {
     const content: PolicyContent = {
       rules: input.rules.map(normalizeRule),
       target: input.target,
@@ -91,58 +88,46 @@ export class PoliciesService {
       override_response: input.override_response ?? null,
     }
     checkContent(content)
-    const stored = storedContent(content)
     const now = nowSeconds()
+    const policy: Policy = {
+      id: input.id,
+      application_id: applicationId,
+      ...content,
+      revision: 1,
+      created: now,
+      updated: now,
+    }
+    const stored = { id: input.id, etag: newEtag(), json: policyDocument(policy) }
+    const columnsContent = storedContent(content)
     try {
-      const row = await this.store.write(async (trx) => {
-        if (!(await applicationExists(trx, workspaceId, applicationId)))
-          throw applicationNotFound(applicationId)
-        const policy = await insertPolicy(trx, {
-          workspace_id: workspaceId,
-          application_id: applicationId,
-          id: input.id,
-          ...stored,
-          revision: 1,
-          etag: newEtag(),
-          created: now,
-          updated: now,
-        })
-        await this.recordRevision(trx, policy, stored)
-        return policy
+      // A missing application fails the insert on its foreign key: no read first.
+      await this.store.write(async (trx) => {
+        await insertPolicy(trx, { workspace_id: workspaceId, ...columns(policy, columnsContent, stored) })
+        await this.recordRevision(trx, workspaceId, policy, columnsContent)
       })
-      return toPolicy(row)
+      return stored
     } catch (error) {
       if (isUniqueViolation(error)) {
         throw conflict(`A policy with id "${input.id}" already exists in application "${applicationId}"`)
       }
-      // The application was deleted between the check and the insert.
       if (isForeignKeyViolation(error)) throw applicationNotFound(applicationId)
       throw error
     }
   }
 
-  async get(workspaceId: string, applicationId: string, id: string): Promise<Versioned<Policy>> {
-    const row = await findPolicy(this.store.db, workspaceId, applicationId, id)
-    if (!row) throw await this.missing(this.store.db, workspaceId, applicationId, id)
-    return toPolicy(row)
+  async get(workspaceId: string, applicationId: string, id: string): Promise<Stored> {
+    const found = await findPolicyDocument(this.store.db, workspaceId, applicationId, id)
+    if (!found) throw await this.missing(this.store.db, workspaceId, applicationId, id)
+    return { id, etag: found.etag, json: found.doc }
   }
 
-  async list(
-    workspaceId: string,
-    applicationId: string,
-    limit: number,
-    cursor?: string,
-  ): Promise<Page<Policy>> {
+  /** One page, as the JSON text of the answer. */
+  async list(workspaceId: string, applicationId: string, limit: number, cursor?: string): Promise<string> {
     const after = decodeCursor(cursor) ?? 0
     if (!(await applicationExists(this.store.db, workspaceId, applicationId)))
       throw applicationNotFound(applicationId)
-    const rows = await listPolicies(this.store.db, workspaceId, applicationId, after, limit + 1)
-    return toPage(
-      rows,
-      limit,
-      (row) => row.seq,
-      (row) => toPolicy(row).resource,
-    )
+    const rows = await listPolicyDocuments(this.store.db, workspaceId, applicationId, after, limit + 1)
+    return documentPage(rows, limit)
   }
 
   /**
@@ -156,13 +141,13 @@ export class PoliciesService {
     id: string,
     patch: PolicyPatch,
     ifMatch: string | undefined,
-  ): Promise<Versioned<Policy>> {
+  ): Promise<Stored> {
     assertSameId(patch.id, id)
     return this.store.write(async (trx) => {
       const row = await findPolicy(trx, workspaceId, applicationId, id, usesRowLocks(this.store.dialect))
       if (!row) throw await this.missing(trx, workspaceId, applicationId, id)
       assertIfMatch(ifMatch, row.etag)
-      const current = toPolicy(row).resource
+      const current = policyFromColumns(row)
       const next: PolicyContent = {
         rules: patch.rules ? patch.rules.map(normalizeRule) : current.rules,
         target: patch.target ?? current.target,
@@ -173,18 +158,25 @@ export class PoliciesService {
       checkContent(next)
       const { rules, target, definition, override_response } = current
       if (JSON.stringify(next) === JSON.stringify({ rules, target, definition, override_response })) {
-        return toPolicy(row)
+        return { id, etag: row.etag, json: row.doc }
       }
-      const stored = storedContent(next)
-      const updated = await updatePolicy(trx, row.seq, row.etag, {
-        ...stored,
+      const policy: Policy = {
+        ...current,
+        ...next,
         revision: row.revision + 1,
-        etag: newEtag(),
         updated: Math.max(nowSeconds(), row.updated),
-      })
-      if (!updated) throw preconditionFailed()
-      await this.recordRevision(trx, updated, stored)
-      return toPolicy(updated)
+      }
+      const stored = { id, etag: newEtag(), json: policyDocument(policy) }
+      const content = storedContent(next)
+      const {
+        id: _id,
+        application_id: _app,
+        created: _created,
+        ...changes
+      } = columns(policy, content, stored)
+      if (!(await updatePolicy(trx, row.seq, row.etag, changes))) throw preconditionFailed()
+      await this.recordRevision(trx, workspaceId, policy, content)
+      return stored
     })
   }
 
@@ -243,15 +235,16 @@ export class PoliciesService {
   /** Stores the version just written, reusing the JSON text the policy row was written with. */
   private async recordRevision(
     trx: Kysely<Database>,
-    policy: PolicyRow,
-    stored: StoredContent,
+    workspaceId: string,
+    policy: Policy,
+    content: StoredContent,
   ): Promise<void> {
     await insertPolicyRevision(trx, {
-      workspace_id: policy.workspace_id,
+      workspace_id: workspaceId,
       application_id: policy.application_id,
       policy_id: policy.id,
       revision: policy.revision,
-      ...stored,
+      ...content,
       created: policy.updated,
     })
   }

@@ -1,7 +1,13 @@
 import type { Kysely } from 'kysely'
 import type { Store } from '../store/database.js'
 import { fromJson, toJson } from '../store/dialect.js'
-import type { Database } from '../store/tables.js'
+import type { ApplicationRow, Database, PolicyRow } from '../store/tables.js'
+import {
+  applicationDocument,
+  applicationFromColumns,
+  policyDocument,
+  policyFromColumns,
+} from './documents.js'
 
 /**
  * Moving a whole store (SQLite → PostgreSQL and back) as JSON lines: one header line, then every
@@ -48,8 +54,14 @@ function sortKeys(value: unknown): unknown {
   return value
 }
 
+/** The stored JSON text an imported row gets; exports leave it out, as it derives from the columns. */
+const DOCUMENT: Partial<Record<Kind, (row: Row) => string>> = {
+  application: (row) => applicationDocument(applicationFromColumns(row as unknown as ApplicationRow)),
+  policy: (row) => policyDocument(policyFromColumns(row as unknown as PolicyRow)),
+}
+
 function exportRow(kind: Kind, row: Row): string {
-  const { seq: _seq, ...rest } = row
+  const { seq: _seq, doc: _doc, ...rest } = row
   for (const column of JSON_COLUMNS[kind]) {
     if (rest[column] !== null && rest[column] !== undefined) rest[column] = sortKeys(fromJson(rest[column]))
   }
@@ -185,6 +197,8 @@ export class TransferService {
           batchKind = kind
         }
         const { kind: _kind, ...row } = record
+        const document = DOCUMENT[kind]
+        if (document) row.doc = document(row)
         for (const column of JSON_COLUMNS[kind]) {
           if (row[column] !== null && row[column] !== undefined) row[column] = toJson(row[column])
         }

@@ -4,8 +4,19 @@ import type { ApplicationRow, ApplicationsTable, Database, NewApplication } from
 
 type Db = Kysely<Database>
 
-export async function insertApplication(db: Db, row: NewApplication): Promise<ApplicationRow> {
-  return db.insertInto('applications').values(row).returningAll().executeTakeFirstOrThrow()
+export async function insertApplication(db: Db, row: NewApplication): Promise<void> {
+  await db.insertInto('applications').values(row).execute()
+}
+
+/** The stored JSON text of one application and its entity tag: all a read sends. */
+export async function findApplicationDocument(
+  db: Db,
+  workspaceId: string,
+  id: string,
+): Promise<{ etag: string; doc: string } | undefined> {
+  const build = () =>
+    db.selectFrom('applications').select(['etag', 'doc']).where('workspace_id', '=', '').where('id', '=', '')
+  return (await runCompiled(db, 'findApplicationDocument', build, [workspaceId, id]))[0]
 }
 
 /** With `lock`, the row stays locked until the surrounding transaction ends (PostgreSQL). */
@@ -31,41 +42,41 @@ export async function applicationExists(db: Db, workspaceId: string, id: string)
   return row !== undefined
 }
 
-/** One page in creation order: the rows after `afterSeq`, at most `limit`. */
-export async function listApplications(
+/** One page in creation order, as stored JSON texts: the rows after `afterSeq`, at most `limit`. */
+export async function listApplicationDocuments(
   db: Db,
   workspaceId: string,
   afterSeq: number,
   limit: number,
-): Promise<ApplicationRow[]> {
+): Promise<{ seq: number; doc: string }[]> {
   const build = () =>
     db
       .selectFrom('applications')
-      .selectAll()
+      .select(['seq', 'doc'])
       .where('workspace_id', '=', '')
       .where('seq', '>', 0)
       .orderBy('seq')
       .limit(1)
-  return runCompiled(db, 'listApplications', build, [workspaceId, afterSeq, limit])
+  return runCompiled(db, 'listApplicationDocuments', build, [workspaceId, afterSeq, limit])
 }
 
 /**
- * Writes a new version only if the row still carries `expectedEtag`; returns undefined when
- * another writer got there first.
+ * Writes a new version only if the row still carries `expectedEtag`; returns false when another
+ * writer got there first.
  */
 export async function updateApplication(
   db: Db,
   seq: number,
   expectedEtag: string,
   changes: Updateable<ApplicationsTable>,
-): Promise<ApplicationRow | undefined> {
-  return db
+): Promise<boolean> {
+  const result = await db
     .updateTable('applications')
     .set(changes)
     .where('seq', '=', seq)
     .where('etag', '=', expectedEtag)
-    .returningAll()
     .executeTakeFirst()
+  return Number(result.numUpdatedRows) > 0
 }
 
 /** Deletes the row (its policies and their revisions cascade) if it still carries `expectedEtag`. */

@@ -4,6 +4,7 @@ import SQLite from 'better-sqlite3'
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely'
 import pg from 'pg'
 import type { StoreConfig } from '../config.js'
+import { useDirectReads } from './compiled.js'
 import type { DialectName } from './dialect.js'
 import { GroupCommit } from './group-commit.js'
 import type { Database } from './tables.js'
@@ -62,6 +63,16 @@ function openSqlite(path: string): Store {
   database.pragma('foreign_keys = ON')
   database.pragma('busy_timeout = 5000')
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) })
+  // Hot reads outside transactions use a read-only connection of their own: in WAL mode it sees
+  // every committed write and nothing of a commit still in progress on the write connection,
+  // and it never waits behind one.
+  let reader: SQLite.Database | undefined
+  if (path !== ':memory:') {
+    reader = new SQLite(path, { readonly: true })
+    reader.pragma('busy_timeout = 5000')
+    const statements = withStatementCache(reader)
+    useDirectReads(db as Kysely<unknown>, (text, parameters) => statements.prepare(text).all(...parameters))
+  }
   const groupCommit = new GroupCommit(db)
   return {
     db,
@@ -72,6 +83,7 @@ function openSqlite(path: string): Store {
     },
     async close() {
       await db.destroy()
+      reader?.close()
     },
   }
 }

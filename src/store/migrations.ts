@@ -1,6 +1,20 @@
-import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely'
+import {
+  type Kysely,
+  type Migration,
+  type MigrationProvider,
+  type MigrationResultSet,
+  Migrator,
+  sql,
+} from 'kysely'
+import {
+  applicationDocument,
+  applicationFromColumns,
+  policyDocument,
+  policyFromColumns,
+} from '../services/documents.js'
 import type { Store } from './database.js'
 import type { DialectName } from './dialect.js'
+import type { ApplicationRow, Database, PolicyRow } from './tables.js'
 
 type AnyDb = Kysely<unknown>
 
@@ -146,6 +160,54 @@ function migrations(dialect: DialectName): Record<string, Migration> {
           .execute()
       },
     },
+    '0003_documents': {
+      async up(db: AnyDb) {
+        for (const table of ['applications', 'policies'] as const) {
+          await db.schema.alterTable(table).addColumn('doc', 'text').execute()
+        }
+        await backfillDocuments(db as unknown as Kysely<Database>)
+      },
+    },
+  }
+}
+
+/** Writes the stored JSON text of every application and policy of an existing store, in pages. */
+async function backfillDocuments(db: Kysely<Database>): Promise<void> {
+  const fill = async (trx: Kysely<Database>) => {
+    await backfill(trx, 'applications', (row) =>
+      applicationDocument(applicationFromColumns(row as unknown as ApplicationRow)),
+    )
+    await backfill(trx, 'policies', (row) => policyDocument(policyFromColumns(row as unknown as PolicyRow)))
+  }
+  // One transaction (and one commit) on SQLite, whose migrations run outside one.
+  if (db.isTransaction) await fill(db)
+  else await db.transaction().execute(fill)
+}
+
+async function backfill(
+  db: Kysely<Database>,
+  table: 'applications' | 'policies',
+  document: (row: Record<string, unknown>) => string,
+): Promise<void> {
+  const PAGE = 1000
+  for (let after = 0; ; ) {
+    const rows = await db
+      .selectFrom(table)
+      .selectAll()
+      .where('seq', '>', after)
+      .orderBy('seq')
+      .limit(PAGE)
+      .execute()
+    for (const row of rows) {
+      await db
+        .updateTable(table)
+        .set({ doc: document(row) })
+        .where('seq', '=', row.seq)
+        .execute()
+    }
+    const last = rows[rows.length - 1]
+    if (!last || rows.length < PAGE) break
+    after = last.seq
   }
 }
 
@@ -164,13 +226,25 @@ const MIGRATION_LOCK_ID = 7_374_221_001
  * together take turns, so each migration runs exactly once.
  */
 export async function migrateToLatest(store: Store): Promise<string[]> {
+  return migrate(store, (migrator) => migrator.migrateToLatest())
+}
+
+/** Migrates up (or down) to the named migration: for tests of a store made by an older version. */
+export async function migrateTo(store: Store, name: string): Promise<string[]> {
+  return migrate(store, (migrator) => migrator.migrateTo(name))
+}
+
+async function migrate(
+  store: Store,
+  step: (migrator: Migrator) => Promise<MigrationResultSet>,
+): Promise<string[]> {
   const run = async (db: Kysely<unknown>, migrationTableSchema?: string) => {
     const migrator = new Migrator({
       db,
       provider: new InCodeProvider(store.dialect),
       ...(migrationTableSchema ? { migrationTableSchema } : {}),
     })
-    const { error, results } = await migrator.migrateToLatest()
+    const { error, results } = await step(migrator)
     if (error) throw error instanceof Error ? error : new Error(String(error))
     return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
   }

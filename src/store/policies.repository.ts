@@ -11,8 +11,25 @@ import type {
 
 type Db = Kysely<Database>
 
-export async function insertPolicy(db: Db, row: NewPolicy): Promise<PolicyRow> {
-  return db.insertInto('policies').values(row).returningAll().executeTakeFirstOrThrow()
+export async function insertPolicy(db: Db, row: NewPolicy): Promise<void> {
+  await db.insertInto('policies').values(row).execute()
+}
+
+/** The stored JSON text of one policy and its entity tag: all a read sends. */
+export async function findPolicyDocument(
+  db: Db,
+  workspaceId: string,
+  applicationId: string,
+  id: string,
+): Promise<{ etag: string; doc: string } | undefined> {
+  const build = () =>
+    db
+      .selectFrom('policies')
+      .select(['etag', 'doc'])
+      .where('workspace_id', '=', '')
+      .where('application_id', '=', '')
+      .where('id', '=', '')
+  return (await runCompiled(db, 'findPolicyDocument', build, [workspaceId, applicationId, id]))[0]
 }
 
 export async function insertPolicyRevision(db: Db, row: Insertable<PolicyRevisionsTable>): Promise<void> {
@@ -38,24 +55,24 @@ export async function findPolicy(
   return (await runCompiled(db, 'findPolicy', () => query('', '', ''), [workspaceId, applicationId, id]))[0]
 }
 
-/** One page of an application's policies in creation order, after `afterSeq`. */
-export async function listPolicies(
+/** One page of an application's policies in creation order, as stored JSON texts. */
+export async function listPolicyDocuments(
   db: Db,
   workspaceId: string,
   applicationId: string,
   afterSeq: number,
   limit: number,
-): Promise<PolicyRow[]> {
+): Promise<{ seq: number; doc: string }[]> {
   const build = () =>
     db
       .selectFrom('policies')
-      .selectAll()
+      .select(['seq', 'doc'])
       .where('workspace_id', '=', '')
       .where('application_id', '=', '')
       .where('seq', '>', 0)
       .orderBy('seq')
       .limit(1)
-  return runCompiled(db, 'listPolicies', build, [workspaceId, applicationId, afterSeq, limit])
+  return runCompiled(db, 'listPolicyDocuments', build, [workspaceId, applicationId, afterSeq, limit])
 }
 
 /** Writes a new version only if the row still carries `expectedEtag`. */
@@ -64,14 +81,14 @@ export async function updatePolicy(
   seq: number,
   expectedEtag: string,
   changes: Updateable<PoliciesTable>,
-): Promise<PolicyRow | undefined> {
-  return db
+): Promise<boolean> {
+  const result = await db
     .updateTable('policies')
     .set(changes)
     .where('seq', '=', seq)
     .where('etag', '=', expectedEtag)
-    .returningAll()
     .executeTakeFirst()
+  return Number(result.numUpdatedRows) > 0
 }
 
 /** Deletes the policy (its revisions cascade) if it still carries `expectedEtag`. */

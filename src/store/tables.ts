@@ -35,6 +35,8 @@ export interface ApplicationsTable {
   etag: string
   created: number
   updated: number
+  /** The application as the API shows it, JSON text (services/documents.ts). */
+  doc: string
 }
 
 export interface PoliciesTable {
@@ -50,6 +52,8 @@ export interface PoliciesTable {
   etag: string
   created: number
   updated: number
+  /** The policy as the API shows it, JSON text (services/documents.ts). */
+  doc: string
 }
 
 export interface PolicyRevisionsTable {

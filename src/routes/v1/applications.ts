@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { AUTH_ERRORS, errorResponses, resourceResponse } from '../../http/openapi.js'
+import { sendJson } from '../../http/send.js'
 import {
   ApplicationCreateSchema,
   ApplicationPageSchema,
@@ -38,15 +39,9 @@ export const applicationsRoutes: FastifyPluginAsyncTypebox<{ services: Services 
       },
     },
     async (request, reply) => {
-      const { resource, etag } = await services.applications.create(
-        request.principal.workspaceId,
-        request.body,
-      )
-      return reply
-        .code(201)
-        .header('location', applicationPath(resource.id))
-        .header('etag', `"${etag}"`)
-        .send(resource)
+      const stored = await services.applications.create(request.principal.workspaceId, request.body)
+      reply.code(201).header('location', applicationPath(stored.id))
+      return sendJson(reply, stored.json, stored.etag)
     },
   )
 
@@ -64,11 +59,14 @@ export const applicationsRoutes: FastifyPluginAsyncTypebox<{ services: Services 
         response: { 200: ApplicationPageSchema, ...errorResponses(422, ...AUTH_ERRORS) },
       },
     },
-    async (request) =>
-      services.applications.list(
-        request.principal.workspaceId,
-        request.query.limit ?? 50,
-        request.query.cursor,
+    async (request, reply) =>
+      sendJson(
+        reply,
+        await services.applications.list(
+          request.principal.workspaceId,
+          request.query.limit ?? 50,
+          request.query.cursor,
+        ),
       ),
   )
 
@@ -89,11 +87,11 @@ export const applicationsRoutes: FastifyPluginAsyncTypebox<{ services: Services 
       },
     },
     async (request, reply) => {
-      const { resource, etag } = await services.applications.get(
+      const stored = await services.applications.get(
         request.principal.workspaceId,
         request.params.application_id,
       )
-      return reply.header('etag', `"${etag}"`).send(resource)
+      return sendJson(reply, stored.json, stored.etag)
     },
   )
 
@@ -117,13 +115,13 @@ export const applicationsRoutes: FastifyPluginAsyncTypebox<{ services: Services 
       },
     },
     async (request, reply) => {
-      const { resource, etag } = await services.applications.patch(
+      const stored = await services.applications.patch(
         request.principal.workspaceId,
         request.params.application_id,
         request.body,
         request.headers['if-match'],
       )
-      return reply.header('etag', `"${etag}"`).send(resource)
+      return sendJson(reply, stored.json, stored.etag)
     },
   )
 

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { AUTH_ERRORS, errorResponses, resourceResponse } from '../../http/openapi.js'
+import { sendJson } from '../../http/send.js'
 import { IdempotencyHeaderSchema, IfMatchHeaderSchema, ListQuerySchema } from '../../schemas/common.js'
 import {
   PolicyCollectionParamsSchema,
@@ -45,16 +46,13 @@ export const policiesRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
     },
     async (request, reply) => {
       const applicationId = request.params.application_id
-      const { resource, etag } = await services.policies.create(
+      const stored = await services.policies.create(
         request.principal.workspaceId,
         applicationId,
         request.body,
       )
-      return reply
-        .code(201)
-        .header('location', policyPath(applicationId, resource.id))
-        .header('etag', `"${etag}"`)
-        .send(resource)
+      reply.code(201).header('location', policyPath(applicationId, stored.id))
+      return sendJson(reply, stored.json, stored.etag)
     },
   )
 
@@ -72,12 +70,15 @@ export const policiesRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
         response: { 200: PolicyPageSchema, ...errorResponses(404, 422, ...AUTH_ERRORS) },
       },
     },
-    async (request) =>
-      services.policies.list(
-        request.principal.workspaceId,
-        request.params.application_id,
-        request.query.limit ?? 50,
-        request.query.cursor,
+    async (request, reply) =>
+      sendJson(
+        reply,
+        await services.policies.list(
+          request.principal.workspaceId,
+          request.params.application_id,
+          request.query.limit ?? 50,
+          request.query.cursor,
+        ),
       ),
   )
 
@@ -99,12 +100,8 @@ export const policiesRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
     },
     async (request, reply) => {
       const { application_id, policy_id } = request.params
-      const { resource, etag } = await services.policies.get(
-        request.principal.workspaceId,
-        application_id,
-        policy_id,
-      )
-      return reply.header('etag', `"${etag}"`).send(resource)
+      const stored = await services.policies.get(request.principal.workspaceId, application_id, policy_id)
+      return sendJson(reply, stored.json, stored.etag)
     },
   )
 
@@ -129,14 +126,14 @@ export const policiesRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
     },
     async (request, reply) => {
       const { application_id, policy_id } = request.params
-      const { resource, etag } = await services.policies.patch(
+      const stored = await services.policies.patch(
         request.principal.workspaceId,
         application_id,
         policy_id,
         request.body,
         request.headers['if-match'],
       )
-      return reply.header('etag', `"${etag}"`).send(resource)
+      return sendJson(reply, stored.json, stored.etag)
     },
   )
 

@@ -1,0 +1,164 @@
+import { afterAll, describe, expect, it } from 'vitest'
+import { buildApp } from '../src/app.js'
+import { loadConfig } from '../src/config.js'
+import { createServices } from '../src/services/index.js'
+import { insertApplication } from '../src/store/applications.repository.js'
+import { openStore } from '../src/store/database.js'
+import { migrateTo, migrateToLatest } from '../src/store/migrations.js'
+import { createTestApp, type TestApp } from './helpers/app.js'
+import { freshStoreConfig, STORE_KINDS, type TestStoreConfig } from './helpers/stores.js'
+
+// Reads send the JSON text stored with each record (services/documents.ts).
+describe.each(STORE_KINDS)('stored documents (%s)', (kind) => {
+  const dropped: TestStoreConfig[] = []
+  afterAll(async () => {
+    for (const fresh of dropped) await fresh.drop()
+  })
+
+  it('are written for the records of a store made before they existed, when it is migrated', async () => {
+    const fresh = await freshStoreConfig(kind)
+    dropped.push(fresh)
+    const old = openStore(fresh.config)
+    expect(await migrateTo(old, '0002_idempotency_keys')).toEqual(['0001_initial', '0002_idempotency_keys'])
+    // Rows as the previous version wrote them: no `doc`, JSON keys in the client's order.
+    const db = old.db.withTables<{
+      applications: Record<string, unknown>
+      policies: Record<string, unknown>
+    }>()
+    await old.db.insertInto('workspaces').values({ id: 'ws-1', name: 'default', created: 1 }).execute()
+    await db
+      .insertInto('applications')
+      .values({
+        workspace_id: 'ws-1',
+        id: 'legacy',
+        name: 'Legacy "bot"',
+        description: 'From before',
+        provider: null,
+        model: 'm',
+        parameters: JSON.stringify({
+          top_k: 3,
+          system_prompt: 'Be brief.',
+          temperature: 0.5,
+          max_tokens: null,
+          top_p: null,
+        }),
+        etag: 'e1',
+        created: 100,
+        updated: 200,
+      })
+      .execute()
+    await db
+      .insertInto('policies')
+      .values({
+        workspace_id: 'ws-1',
+        application_id: 'legacy',
+        id: 'p',
+        rules: JSON.stringify([
+          { flagged: null, threshold: 0.7, value: null, expected: 'pass', type: 'factuality' },
+        ]),
+        target: JSON.stringify(['output']),
+        definition: 'Stay grounded.',
+        override_response: null,
+        revision: 3,
+        etag: 'e2',
+        created: 100,
+        updated: 300,
+      })
+      .execute()
+    await old.close()
+
+    const store = openStore(fresh.config)
+    expect(await migrateToLatest(store)).toEqual(['0003_documents'])
+    const services = createServices(store)
+    const app = await buildApp({ config: { ...loadConfig({}), store: fresh.config }, store, services })
+    try {
+      const { secret } = await services.keys.createKey({
+        workspaceId: 'ws-1',
+        name: null,
+        scopes: ['admin'],
+        expiresAt: null,
+      })
+      const get = (url: string) => app.inject({ url, headers: { authorization: `Bearer ${secret}` } })
+      const application =
+        '{"id":"legacy","name":"Legacy \\"bot\\"","description":"From before","provider":null,"model":"m","parameters":{"system_prompt":"Be brief.","temperature":0.5,"max_tokens":null,"top_p":null,"top_k":3},"created":100,"updated":200}'
+      const policy =
+        '{"id":"p","application_id":"legacy","rules":[{"type":"factuality","expected":"pass","value":null,"threshold":0.7,"flagged":null}],"target":["output"],"definition":"Stay grounded.","override_response":null,"revision":3,"created":100,"updated":300}'
+      const one = await get('/v1/applications/legacy')
+      expect(one.statusCode).toBe(200)
+      expect(one.headers.etag).toBe('"e1"')
+      expect(one.body).toBe(application)
+      expect((await get('/v1/applications')).body).toBe(`{"data":[${application}],"next_cursor":null}`)
+      expect((await get('/v1/applications/legacy/policies/p')).body).toBe(policy)
+      expect((await get('/v1/applications/legacy/policies')).body).toBe(
+        `{"data":[${policy}],"next_cursor":null}`,
+      )
+    } finally {
+      await app.close()
+      await store.close()
+    }
+  })
+
+  describe('reads', () => {
+    let t: TestApp
+    afterAll(async () => t?.close())
+
+    it('never see a write whose commit has not happened', async () => {
+      t = await createTestApp(kind)
+      const seen = await t.store.write(async (trx) => {
+        await insertApplication(trx, {
+          workspace_id: t.workspaceId,
+          id: 'uncommitted',
+          name: 'n',
+          description: 'd',
+          provider: null,
+          model: null,
+          parameters: null,
+          etag: 'e',
+          created: 1,
+          updated: 1,
+          doc: '{}',
+        })
+        // Read outside the transaction, as a request would, while it is still open.
+        return t.request({ method: 'GET', url: '/v1/applications/uncommitted' })
+      })
+      expect(seen.statusCode).toBe(404)
+      const after = await t.request({ method: 'GET', url: '/v1/applications/uncommitted' })
+      expect(after.statusCode).toBe(200)
+    })
+
+    it('send the same bytes a write answered with, after a create and after a patch', async () => {
+      const created = await t.request({
+        method: 'POST',
+        url: '/v1/applications',
+        payload: {
+          model: 'gpt-4o',
+          name: 'Order',
+          description: 'keys in any order',
+          parameters: { top_p: 0.9, temperature: 0 },
+        },
+      })
+      expect(created.statusCode).toBe(201)
+      const id = created.json().id
+      const read = await t.request({ method: 'GET', url: `/v1/applications/${id}` })
+      expect(read.body).toBe(created.body)
+      expect(read.headers.etag).toBe(created.headers.etag)
+      expect(read.headers['content-type']).toBe('application/json; charset=utf-8')
+      const patched = await t.request({
+        method: 'PATCH',
+        url: `/v1/applications/${id}`,
+        payload: { parameters: { top_k: 5 } },
+      })
+      expect(patched.statusCode).toBe(200)
+      expect(patched.json().parameters).toEqual({
+        system_prompt: null,
+        temperature: 0,
+        max_tokens: null,
+        top_p: 0.9,
+        top_k: 5,
+      })
+      expect((await t.request({ method: 'GET', url: `/v1/applications/${id}` })).body).toBe(patched.body)
+      const list = await t.request({ method: 'GET', url: '/v1/applications' })
+      expect(list.body).toContain(patched.body)
+    })
+  })
+})
