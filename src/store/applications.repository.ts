@@ -1,11 +1,25 @@
 import type { Kysely, Updateable } from 'kysely'
-import { runCompiled } from './compiled.js'
+import { runCompiled, runInsert } from './compiled.js'
 import type { ApplicationRow, ApplicationsTable, Database, NewApplication } from './tables.js'
 
 type Db = Kysely<Database>
 
+const APPLICATION_COLUMNS = [
+  'workspace_id',
+  'id',
+  'name',
+  'description',
+  'provider',
+  'model',
+  'parameters',
+  'etag',
+  'created',
+  'updated',
+  'doc',
+] as const satisfies readonly (keyof NewApplication)[]
+
 export async function insertApplication(db: Db, row: NewApplication): Promise<void> {
-  await db.insertInto('applications').values(row).execute()
+  await runInsert(db, 'applications', APPLICATION_COLUMNS, row)
 }
 
 /** The stored JSON text of one application and its entity tag: all a read sends. */

@@ -29,6 +29,35 @@ export async function runCompiled<DB, R>(
   build: () => { compile(): CompiledQuery<R> },
   parameters: readonly unknown[],
 ): Promise<R[]> {
+  const text = compiledText(db, name, build)
+  const reader = db.isTransaction ? undefined : readers.get(db)
+  if (reader) return reader(text, parameters) as R[]
+  const result = await db.executeQuery<R>(CompiledQuery.raw(text, [...parameters]))
+  return result.rows
+}
+
+/**
+ * Inserts one row with a statement built once per dialect and table: `columns` name the values
+ * to take from `row`, in order (an absent one is NULL).
+ */
+export async function runInsert<DB>(
+  db: Kysely<DB>,
+  table: keyof DB & string,
+  columns: readonly string[],
+  row: Readonly<Record<string, unknown>>,
+): Promise<void> {
+  const build = () =>
+    db.insertInto(table).values(Object.fromEntries(columns.map((column) => [column, null])) as never)
+  const text = compiledText(db, `insert ${table}`, build)
+  await db.executeQuery(
+    CompiledQuery.raw(
+      text,
+      columns.map((column) => row[column] ?? null),
+    ),
+  )
+}
+
+function compiledText<DB>(db: Kysely<DB>, name: string, build: () => { compile(): CompiledQuery<unknown> }) {
   const dialect = db.getExecutor().adapter.constructor
   let byName = texts.get(dialect)
   if (!byName) {
@@ -40,8 +69,5 @@ export async function runCompiled<DB, R>(
     text = build().compile().sql
     byName.set(name, text)
   }
-  const reader = db.isTransaction ? undefined : readers.get(db)
-  if (reader) return reader(text, parameters) as R[]
-  const result = await db.executeQuery<R>(CompiledQuery.raw(text, [...parameters]))
-  return result.rows
+  return text
 }

@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely'
+import { CompiledQuery, type Kysely } from 'kysely'
 
 type Write<DB, T> = (db: Kysely<DB>) => Promise<T>
 
@@ -7,6 +7,10 @@ interface Pending<DB> {
   resolve(value: unknown): void
   reject(error: unknown): void
 }
+
+const SAVEPOINT = CompiledQuery.raw('savepoint w')
+const RELEASE = CompiledQuery.raw('release w')
+const ROLLBACK_TO = CompiledQuery.raw('rollback to w')
 
 /** The most writes one commit carries; a longer queue is drained in several commits. */
 const MAX_BATCH = 256
@@ -44,14 +48,14 @@ export class GroupCommit<DB> {
     try {
       await this.db.transaction().execute(async (trx) => {
         for (const pending of batch) {
-          await sql`savepoint w`.execute(trx)
+          await trx.executeQuery(SAVEPOINT)
           try {
             const value = await pending.write(trx)
-            await sql`release w`.execute(trx)
+            await trx.executeQuery(RELEASE)
             settle.push(() => pending.resolve(value))
           } catch (error) {
-            await sql`rollback to w`.execute(trx)
-            await sql`release w`.execute(trx)
+            await trx.executeQuery(ROLLBACK_TO)
+            await trx.executeQuery(RELEASE)
             settle.push(() => pending.reject(error))
           }
         }

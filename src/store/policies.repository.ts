@@ -1,5 +1,5 @@
 import type { Insertable, Kysely, Updateable } from 'kysely'
-import { runCompiled } from './compiled.js'
+import { runCompiled, runInsert } from './compiled.js'
 import type {
   Database,
   NewPolicy,
@@ -11,8 +11,35 @@ import type {
 
 type Db = Kysely<Database>
 
+const CONTENT_COLUMNS = ['rules', 'target', 'definition', 'override_response'] as const
+
+const POLICY_COLUMNS = [
+  'workspace_id',
+  'application_id',
+  'id',
+  ...CONTENT_COLUMNS,
+  'revision',
+  'etag',
+  'created',
+  'updated',
+  'doc',
+] as const satisfies readonly (keyof NewPolicy)[]
+
+const REVISION_COLUMNS = [
+  'workspace_id',
+  'application_id',
+  'policy_id',
+  'revision',
+  ...CONTENT_COLUMNS,
+  'created',
+] as const satisfies readonly (keyof PolicyRevisionsTable)[]
+
 export async function insertPolicy(db: Db, row: NewPolicy): Promise<void> {
-  await db.insertInto('policies').values(row).execute()
+  await runInsert(db, 'policies', POLICY_COLUMNS, row)
+}
+
+export async function insertPolicyRevision(db: Db, row: Insertable<PolicyRevisionsTable>): Promise<void> {
+  await runInsert(db, 'policy_revisions', REVISION_COLUMNS, row)
 }
 
 /** The stored JSON text of one policy and its entity tag: all a read sends. */
@@ -30,10 +57,6 @@ export async function findPolicyDocument(
       .where('application_id', '=', '')
       .where('id', '=', '')
   return (await runCompiled(db, 'findPolicyDocument', build, [workspaceId, applicationId, id]))[0]
-}
-
-export async function insertPolicyRevision(db: Db, row: Insertable<PolicyRevisionsTable>): Promise<void> {
-  await db.insertInto('policy_revisions').values(row).execute()
 }
 
 /** With `lock`, the row stays locked until the surrounding transaction ends (PostgreSQL). */
