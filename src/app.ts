@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs'
+import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, {
   type FastifyBaseLogger,
@@ -140,6 +141,18 @@ export async function buildApp({ config, store, services, logger }: AppOptions):
     ApiKeyCreatedSchema,
   ]
   for (const schema of shared) app.addSchema(schema)
+  // Response serialisers are compiled when a route first answers, not all at start-up: most
+  // routes send stored JSON text and never use theirs.
+  const compileSerializer = SerializerSelector()(app.getSchemas(), {})
+  app.setSerializerCompiler((route) => {
+    let serialize: ((data: unknown) => string) | undefined
+    return (data) => {
+      serialize ??= compileSerializer(route as Parameters<typeof compileSerializer>[0]) as (
+        data: unknown,
+      ) => string
+      return serialize(data)
+    }
+  })
   await installOpenApi(app, VERSION)
 
   const routes = collectRoutes(app, (url) => !url.startsWith('/docs'))

@@ -1,6 +1,6 @@
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance } from 'fastify'
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 import type { Config } from '../config.js'
 import { AppError } from '../errors.js'
 
@@ -17,6 +17,8 @@ export async function installRateLimit(app: FastifyInstance, config: Config): Pr
   if (config.rateLimitPerMinute === 0) return
   let redis: Redis | undefined
   if (config.redisUrl) {
+    // Loaded only when configured: most instances never need it.
+    const { Redis } = await import('ioredis')
     redis = new Redis(config.redisUrl, {
       connectTimeout: 2000,
       maxRetriesPerRequest: 1,

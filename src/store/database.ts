@@ -1,8 +1,9 @@
 import { mkdirSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { dirname } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely'
-import pg from 'pg'
+import type Pg from 'pg'
 import type { StoreConfig } from '../config.js'
 import { useDirectReads } from './compiled.js'
 import type { DialectName } from './dialect.js'
@@ -22,14 +23,17 @@ export interface Store {
   close(): Promise<void>
 }
 
+/** pg is loaded only for a PostgreSQL store: the default SQLite start-up does not pay for it. */
+const loadPg = (): typeof Pg => createRequire(import.meta.url)('pg')
+
 // int8 (bigint) and numeric columns come back from pg as strings by default; every integer we
 // store is far below 2^53, so plain numbers are exact.
-const pgTypes = {
+const pgTypes = (pg: typeof Pg) => ({
   getTypeParser(oid: number, format?: 'text' | 'binary') {
     if (oid === 20) return (value: string) => Number(value)
     return pg.types.getTypeParser(oid, format)
   },
-}
+})
 
 /** Most distinct statements kept prepared; the queries Warden builds have far fewer shapes. */
 const STATEMENT_CACHE_SIZE = 2000
@@ -94,13 +98,14 @@ function openPostgres(config: Extract<StoreConfig, { kind: 'postgres' }>): Store
   const options: string[] = fromUrl ? [fromUrl] : []
   if (config.statementTimeoutMs > 0) options.push(`-c statement_timeout=${config.statementTimeoutMs}`)
   if (config.schema) options.push(`-c search_path=${config.schema}`)
+  const pg = loadPg()
   const pool = new pg.Pool({
     connectionString: config.url,
     max: config.poolSize,
     // Bound every wait: a request never hangs on an unreachable database.
     connectionTimeoutMillis: 3000,
     idleTimeoutMillis: 30_000,
-    types: pgTypes,
+    types: pgTypes(pg),
     ...(options.length > 0 ? { options: options.join(' ') } : {}),
   })
   // A client losing its connection (the database stopped or restarted) must not crash the
