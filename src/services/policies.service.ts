@@ -3,7 +3,7 @@ import { conflict, invalid, notFound } from '../errors.js'
 import type { Policy, PolicyCreate, PolicyPatch, PolicyRule } from '../schemas/policies.js'
 import { applicationExists } from '../store/applications.repository.js'
 import type { Store } from '../store/database.js'
-import { fromJson, isForeignKeyViolation, isUniqueViolation, toJson, usesRowLocks } from '../store/dialect.js'
+import { isForeignKeyViolation, isUniqueViolation, toJson, usesRowLocks } from '../store/dialect.js'
 import {
   deletePolicy,
   findPolicy,
@@ -26,17 +26,7 @@ import { checkRules, normalizeRule } from './rules.js'
 
 /** A stored version, shown as the policy was then; `updated` is when that version was written. */
 function revisionToPolicy(row: PolicyRevisionRow, created: number): Policy {
-  return {
-    id: row.policy_id,
-    application_id: row.application_id,
-    rules: fromJson<PolicyRule[]>(row.rules),
-    target: fromJson<Policy['target']>(row.target),
-    definition: row.definition,
-    override_response: row.override_response,
-    revision: row.revision,
-    created,
-    updated: row.created,
-  }
+  return policyFromColumns({ ...row, id: row.policy_id, created, updated: row.created })
 }
 
 const policyNotFound = (applicationId: string, id: string) =>
