@@ -94,6 +94,13 @@ export function policyFromColumns(row: Columns<PoliciesTable>): Policy {
   }
 }
 
+/** The stored text of a row of `applications` or `policies`, from its columns. */
+export function rowDocument(table: 'applications' | 'policies', row: Record<string, unknown>): string {
+  return table === 'applications'
+    ? applicationDocument(applicationFromColumns(row as unknown as Columns<ApplicationsTable>))
+    : policyDocument(policyFromColumns(row as unknown as Columns<PoliciesTable>))
+}
+
 /** A page of a list, from the stored texts of its records. */
 export const pageJson = (documents: readonly string[], nextCursor: string | null): string =>
   `{"data":[${documents.join(',')}],"next_cursor":${nextCursor === null ? 'null' : JSON.stringify(nextCursor)}}`

@@ -68,16 +68,13 @@ export function toPage<R, T>(
   }
 }
 
-/**
- * A page of stored JSON texts, fetched with `limit + 1` like `toPage`, as the JSON text of the
- * answer.
- */
-export function documentPage(rows: readonly { seq: number; doc: string }[], limit: number): string {
-  const more = rows.length > limit
-  const pageRows = more ? rows.slice(0, limit) : rows
-  const last = pageRows[pageRows.length - 1]
-  return pageJson(
-    pageRows.map((row) => row.doc),
-    more && last !== undefined ? encodeCursor(last.seq) : null,
+/** A page of stored JSON texts, fetched with `limit + 1` as for `toPage`, as the answer's JSON text. */
+export function documentPage(rows: { seq: number; doc: string }[], limit: number): string {
+  const page = toPage(
+    rows,
+    limit,
+    (row) => row.seq,
+    (row) => row.doc,
   )
+  return pageJson(page.data, page.next_cursor)
 }

@@ -1,13 +1,9 @@
 import type { Kysely } from 'kysely'
 import type { Store } from '../store/database.js'
 import { fromJson, toJson } from '../store/dialect.js'
-import type { ApplicationRow, Database, PolicyRow } from '../store/tables.js'
-import {
-  applicationDocument,
-  applicationFromColumns,
-  policyDocument,
-  policyFromColumns,
-} from './documents.js'
+import { pagesBySeq } from '../store/pages.js'
+import type { Database } from '../store/tables.js'
+import { rowDocument } from './documents.js'
 
 /**
  * Moving a whole store (SQLite → PostgreSQL and back) as JSON lines: one header line, then every
@@ -19,13 +15,13 @@ export const EXPORT_FORMAT = 'warden-export'
 export const EXPORT_VERSION = 1
 
 type Kind = 'workspace' | 'api_key' | 'application' | 'policy' | 'policy_revision'
-const TABLE: Record<Kind, keyof Database> = {
+const TABLE = {
   workspace: 'workspaces',
   api_key: 'api_keys',
   application: 'applications',
   policy: 'policies',
   policy_revision: 'policy_revisions',
-}
+} as const satisfies Record<Kind, keyof Database>
 const ORDER: Kind[] = ['workspace', 'api_key', 'application', 'policy', 'policy_revision']
 /** Columns holding JSON: parsed on export, serialised again on import. */
 const JSON_COLUMNS: Record<Kind, string[]> = {
@@ -54,12 +50,6 @@ function sortKeys(value: unknown): unknown {
   return value
 }
 
-/** The stored JSON text an imported row gets; exports leave it out, as it derives from the columns. */
-const DOCUMENT: Partial<Record<Kind, (row: Row) => string>> = {
-  application: (row) => applicationDocument(applicationFromColumns(row as unknown as ApplicationRow)),
-  policy: (row) => policyDocument(policyFromColumns(row as unknown as PolicyRow)),
-}
-
 function exportRow(kind: Kind, row: Row): string {
   const { seq: _seq, doc: _doc, ...rest } = row
   for (const column of JSON_COLUMNS[kind]) {
@@ -86,21 +76,9 @@ export class TransferService {
     for (const kind of ORDER) {
       const table = TABLE[kind]
       if (kind === 'application' || kind === 'policy') {
-        // Paged by creation sequence: a big store is never held in memory at once.
-        let after = 0
-        for (;;) {
-          const rows = await db
-            .selectFrom(table)
-            .selectAll()
-            .where('seq', '>', after)
-            .orderBy('seq')
-            .limit(PAGE)
-            .execute()
+        for await (const rows of pagesBySeq(this.store.db, TABLE[kind])) {
           for (const row of rows) await write(exportRow(kind, row))
           counts[kind] += rows.length
-          const last = rows[rows.length - 1]
-          if (rows.length < PAGE || !last) break
-          after = Number(last.seq)
         }
         continue
       }
@@ -197,8 +175,7 @@ export class TransferService {
           batchKind = kind
         }
         const { kind: _kind, ...row } = record
-        const document = DOCUMENT[kind]
-        if (document) row.doc = document(row)
+        if (kind === 'application' || kind === 'policy') row.doc = rowDocument(TABLE[kind], row)
         for (const column of JSON_COLUMNS[kind]) {
           if (row[column] !== null && row[column] !== undefined) row[column] = toJson(row[column])
         }

@@ -6,15 +6,11 @@ import {
   Migrator,
   sql,
 } from 'kysely'
-import {
-  applicationDocument,
-  applicationFromColumns,
-  policyDocument,
-  policyFromColumns,
-} from '../services/documents.js'
+import { rowDocument } from '../services/documents.js'
 import type { Store } from './database.js'
 import type { DialectName } from './dialect.js'
-import type { ApplicationRow, Database, PolicyRow } from './tables.js'
+import { pagesBySeq } from './pages.js'
+import type { Database } from './tables.js'
 
 type AnyDb = Kysely<unknown>
 
@@ -174,41 +170,21 @@ function migrations(dialect: DialectName): Record<string, Migration> {
 /** Writes the stored JSON text of every application and policy of an existing store, in pages. */
 async function backfillDocuments(db: Kysely<Database>): Promise<void> {
   const fill = async (trx: Kysely<Database>) => {
-    await backfill(trx, 'applications', (row) =>
-      applicationDocument(applicationFromColumns(row as unknown as ApplicationRow)),
-    )
-    await backfill(trx, 'policies', (row) => policyDocument(policyFromColumns(row as unknown as PolicyRow)))
+    for (const table of ['applications', 'policies'] as const) {
+      for await (const rows of pagesBySeq(trx, table)) {
+        for (const row of rows) {
+          await trx
+            .updateTable(table)
+            .set({ doc: rowDocument(table, row) })
+            .where('seq', '=', row.seq as number)
+            .execute()
+        }
+      }
+    }
   }
   // One transaction (and one commit) on SQLite, whose migrations run outside one.
   if (db.isTransaction) await fill(db)
   else await db.transaction().execute(fill)
-}
-
-async function backfill(
-  db: Kysely<Database>,
-  table: 'applications' | 'policies',
-  document: (row: Record<string, unknown>) => string,
-): Promise<void> {
-  const PAGE = 1000
-  for (let after = 0; ; ) {
-    const rows = await db
-      .selectFrom(table)
-      .selectAll()
-      .where('seq', '>', after)
-      .orderBy('seq')
-      .limit(PAGE)
-      .execute()
-    for (const row of rows) {
-      await db
-        .updateTable(table)
-        .set({ doc: document(row) })
-        .where('seq', '=', row.seq)
-        .execute()
-    }
-    const last = rows[rows.length - 1]
-    if (!last || rows.length < PAGE) break
-    after = last.seq
-  }
 }
 
 class InCodeProvider implements MigrationProvider {
