@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream'
+import { sql } from 'kysely'
 import pino from 'pino'
 import { describe, expect, it } from 'vitest'
 import { buildApp } from '../src/app.js'
@@ -29,14 +30,14 @@ describe('request logs', () => {
     const app = await buildApp({ config: loadConfig({}), store, services, logger })
     try {
       const auth = { authorization: `Bearer ${createdSecret}` }
-      await app.inject({
+      const first = await app.inject({
         method: 'POST',
         url: '/v1/applications',
         headers: auth,
         payload: { name: 'x', description: '' },
       })
-      await app.inject({ method: 'GET', url: '/v1/applications', headers: auth })
-      await app.inject({
+      const listed = await app.inject({ method: 'GET', url: '/v1/applications', headers: auth })
+      const refused = await app.inject({
         method: 'GET',
         url: '/v1/applications',
         headers: { authorization: 'Bearer wdn_wrongwrongwrongwrongwrongwrongwrongwrong12' },
@@ -47,16 +48,33 @@ describe('request logs', () => {
         headers: auth,
         payload: { name: 'k', scopes: ['admin'] },
       })
+      const rest = [listed, refused, created]
       const text = lines.join('\n')
       expect(text).not.toContain(String(createdSecret))
       expect(text).not.toContain(created.json().key)
       expect(text).not.toContain('wdn_wrong')
       const requests = lines.map((l) => JSON.parse(l)).filter((l) => l.msg === 'request')
       expect(requests.map((r) => r.status)).toEqual([201, 200, 401, 201])
-      expect(requests[0]).toMatchObject({
+      expect(requests[0]).toMatchObject({ method: 'POST', url: '/v1/applications' })
+      expect(requests.map((r) => r.reqId)).toEqual(
+        [first, ...rest].map((response) => response.headers['x-request-id']),
+      )
+
+      // A 500: its details go to the log under the request id the client was given.
+      await sql`drop table policy_revisions`.execute(store.db)
+      const failed = await app.inject({
         method: 'POST',
-        url: '/v1/applications',
-        reqId: expect.any(String),
+        url: `/v1/applications/${first.json().id}/policies`,
+        headers: auth,
+        payload: { id: 'p', rules: [{ type: 'factuality' }], target: ['output'] },
+      })
+      expect(failed.statusCode).toBe(500)
+      const requestId = failed.json().request_id
+      expect(failed.headers['x-request-id']).toBe(requestId)
+      const logged = lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'unexpected error')
+      expect(logged).toMatchObject({
+        reqId: requestId,
+        err: { message: expect.stringContaining('policy_revisions') },
       })
     } finally {
       await app.close()
