@@ -5,7 +5,7 @@ import SQLite from 'better-sqlite3'
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely'
 import type Pg from 'pg'
 import type { StoreConfig } from '../config.js'
-import { useDirectReads } from './compiled.js'
+import { type DirectConnection, runDirectly } from './compiled.js'
 import type { DialectName } from './dialect.js'
 import { GroupCommit } from './group-commit.js'
 import type { Database } from './tables.js'
@@ -44,18 +44,23 @@ const STATEMENT_CACHE_SIZE = 2000
  */
 function withStatementCache(database: SQLite.Database) {
   const statements = new Map<string, SQLite.Statement>()
-  return {
-    close: () => database.close(),
-    prepare(text: string) {
-      let statement = statements.get(text)
-      if (!statement) {
-        if (statements.size >= STATEMENT_CACHE_SIZE) statements.clear()
-        statement = database.prepare(text)
-        statements.set(text, statement)
-      }
-      return statement
-    },
+  const prepare = (text: string) => {
+    let statement = statements.get(text)
+    if (!statement) {
+      if (statements.size >= STATEMENT_CACHE_SIZE) statements.clear()
+      statement = database.prepare(text)
+      statements.set(text, statement)
+    }
+    return statement
   }
+  /** Runs a statement on this connection without Kysely (compiled.ts). */
+  const run: DirectConnection = (text, parameters) => {
+    const statement = prepare(text)
+    if (statement.reader) return statement.all(...parameters)
+    statement.run(...parameters)
+    return []
+  }
+  return { close: () => database.close(), prepare, run }
 }
 
 function openSqlite(path: string): Store {
@@ -66,7 +71,8 @@ function openSqlite(path: string): Store {
   database.pragma('synchronous = FULL')
   database.pragma('foreign_keys = ON')
   database.pragma('busy_timeout = 5000')
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) })
+  const writer = withStatementCache(database)
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: writer }) })
   // Hot reads outside transactions use a read-only connection of their own: in WAL mode it sees
   // every committed write and nothing of a commit still in progress on the write connection,
   // and it never waits behind one.
@@ -74,10 +80,9 @@ function openSqlite(path: string): Store {
   if (path !== ':memory:') {
     reader = new SQLite(path, { readonly: true })
     reader.pragma('busy_timeout = 5000')
-    const statements = withStatementCache(reader)
-    useDirectReads(db as Kysely<unknown>, (text, parameters) => statements.prepare(text).all(...parameters))
+    runDirectly(db, withStatementCache(reader).run)
   }
-  const groupCommit = new GroupCommit(db)
+  const groupCommit = new GroupCommit(db, writer.run)
   return {
     db,
     dialect: 'sqlite',

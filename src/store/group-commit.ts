@@ -1,4 +1,5 @@
 import { CompiledQuery, type Kysely } from 'kysely'
+import { type DirectConnection, runDirectly, runStatement } from './compiled.js'
 
 type Write<DB, T> = (db: Kysely<DB>) => Promise<T>
 
@@ -29,7 +30,14 @@ export class GroupCommit<DB> {
   /** Commits made and writes they carried, for tests and benchmarks. */
   readonly stats = { commits: 0, writes: 0 }
 
-  constructor(private readonly db: Kysely<DB>) {}
+  /**
+   * With `connection` (the connection `db` writes on), the savepoints and the compiled statements
+   * of the writes run on it directly rather than through Kysely's executor.
+   */
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly connection?: DirectConnection,
+  ) {}
 
   run<T>(write: Write<DB, T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -47,15 +55,16 @@ export class GroupCommit<DB> {
     const settle: (() => void)[] = []
     try {
       await this.db.transaction().execute(async (trx) => {
+        if (this.connection) runDirectly(trx, this.connection, true)
         for (const pending of batch) {
-          await trx.executeQuery(SAVEPOINT)
+          await runStatement(trx, SAVEPOINT)
           try {
             const value = await pending.write(trx)
-            await trx.executeQuery(RELEASE)
+            await runStatement(trx, RELEASE)
             settle.push(() => pending.resolve(value))
           } catch (error) {
-            await trx.executeQuery(ROLLBACK_TO)
-            await trx.executeQuery(RELEASE)
+            await runStatement(trx, ROLLBACK_TO)
+            await runStatement(trx, RELEASE)
             settle.push(() => pending.reject(error))
           }
         }
