@@ -102,6 +102,20 @@ describe.each(STORE_KINDS)('application lifecycle (%s)', (kind) => {
       expect(seen).toEqual([0, 1, 2, 3, 4, 5, 6].map((i) => `app-${i}`))
     })
 
+    it('ends with next_cursor null when the last page is exactly full', async () => {
+      const full = (await list('?limit=7')).json()
+      expect(full.data).toHaveLength(7)
+      expect(full.next_cursor).toBeNull()
+      const first = (await list('?limit=6')).json()
+      expect(first.data.map((a: { id: string }) => a.id)).toEqual([0, 1, 2, 3, 4, 5].map((i) => `app-${i}`))
+      const last = (await list(`?limit=6&cursor=${encodeURIComponent(first.next_cursor)}`)).json()
+      expect(last).toMatchObject({ data: [{ id: 'app-6' }], next_cursor: null })
+      const single = (await list('?limit=1')).json()
+      expect(single.data.map((a: { id: string }) => a.id)).toEqual(['app-0'])
+      const second = (await list(`?limit=1&cursor=${encodeURIComponent(single.next_cursor)}`)).json()
+      expect(second.data.map((a: { id: string }) => a.id)).toEqual(['app-1'])
+    })
+
     it('shows only the caller workspace', async () => {
       const res = await t.request({ method: 'GET', url: '/v1/applications?limit=200' })
       expect(res.json().data.some((a: { id: string }) => a.id.startsWith('app-'))).toBe(false)

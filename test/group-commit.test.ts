@@ -17,11 +17,19 @@ describe.each([
   database.pragma('synchronous = FULL')
   database.exec('create table t (id text primary key, v integer not null)')
   const db = new Kysely<any>({ dialect: new SqliteDialect({ database }) })
-  const connection: DirectConnection = (text, parameters) => {
-    const statement = database.prepare(text)
-    if (statement.reader) return statement.all(...parameters)
-    statement.run(...parameters)
-    return []
+  const connection: DirectConnection = {
+    run(text, parameters) {
+      const statement = database.prepare(text)
+      if (statement.reader) return statement.all(...parameters)
+      statement.run(...parameters)
+      return []
+    },
+    column: (text, parameters) =>
+      database
+        .prepare(text)
+        .pluck()
+        .all(...parameters),
+    snapshot: (read) => database.transaction(read)(),
   }
   const group = new GroupCommit(db, direct ? connection : undefined)
   const insert = (trx: Kysely<any>, id: string, v: number) => runInsert(trx, 't', ['id', 'v'], { id, v })

@@ -105,8 +105,7 @@ export class ApplicationsService {
   /** One page, as the JSON text of the answer. */
   async list(workspaceId: string, limit: number, cursor?: string): Promise<string> {
     const after = decodeCursor(cursor) ?? 0
-    const rows = await listApplicationDocuments(this.store.db, workspaceId, after, limit + 1)
-    return documentPage(rows, limit)
+    return documentPage(await listApplicationDocuments(this.store.db, workspaceId, after, limit))
   }
 
   /**

@@ -1,4 +1,5 @@
 import { AppError } from '../errors.js'
+import type { DocumentPage } from '../store/compiled.js'
 import { pageJson } from './documents.js'
 
 export interface Page<T> {
@@ -68,13 +69,6 @@ export function toPage<R, T>(
   }
 }
 
-/** A page of stored JSON texts, fetched with `limit + 1` as for `toPage`, as the answer's JSON text. */
-export function documentPage(rows: { seq: number; doc: string }[], limit: number): string {
-  const page = toPage(
-    rows,
-    limit,
-    (row) => row.seq,
-    (row) => row.doc,
-  )
-  return pageJson(page.data, page.next_cursor)
-}
+/** A page of stored JSON texts as the answer's JSON text. */
+export const documentPage = (page: DocumentPage): string =>
+  pageJson(page.docs, page.last === null ? null : encodeCursor(page.last))

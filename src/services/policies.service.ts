@@ -116,8 +116,7 @@ export class PoliciesService {
     const after = decodeCursor(cursor) ?? 0
     if (!(await applicationExists(this.store.db, workspaceId, applicationId)))
       throw applicationNotFound(applicationId)
-    const rows = await listPolicyDocuments(this.store.db, workspaceId, applicationId, after, limit + 1)
-    return documentPage(rows, limit)
+    return documentPage(await listPolicyDocuments(this.store.db, workspaceId, applicationId, after, limit))
   }
 
   /**

@@ -1,5 +1,5 @@
 import type { Kysely, Updateable } from 'kysely'
-import { runCompiled, runInsert } from './compiled.js'
+import { type DocumentPage, runCompiled, runDocumentPage, runInsert } from './compiled.js'
 import type { ApplicationRow, ApplicationsTable, Database, NewApplication } from './tables.js'
 
 type Db = Kysely<Database>
@@ -62,16 +62,15 @@ export async function listApplicationDocuments(
   workspaceId: string,
   afterSeq: number,
   limit: number,
-): Promise<{ seq: number; doc: string }[]> {
-  const build = () =>
+): Promise<DocumentPage> {
+  const query = (columns: readonly ('seq' | 'doc')[]) =>
     db
       .selectFrom('applications')
-      .select(['seq', 'doc'])
+      .select(columns)
       .where('workspace_id', '=', '')
       .where('seq', '>', 0)
       .orderBy('seq')
-      .limit(1)
-  return runCompiled(db, 'listApplicationDocuments', build, [workspaceId, afterSeq, limit])
+  return runDocumentPage(db, 'listApplicationDocuments', query, [workspaceId, afterSeq], limit)
 }
 
 /**

@@ -44,23 +44,30 @@ const STATEMENT_CACHE_SIZE = 2000
  */
 function withStatementCache(database: SQLite.Database) {
   const statements = new Map<string, SQLite.Statement>()
-  const prepare = (text: string) => {
-    let statement = statements.get(text)
+  const prepare = (text: string, pluck = false) => {
+    const key = pluck ? `column\0${text}` : text
+    let statement = statements.get(key)
     if (!statement) {
       if (statements.size >= STATEMENT_CACHE_SIZE) statements.clear()
       statement = database.prepare(text)
-      statements.set(text, statement)
+      if (pluck) statement.pluck()
+      statements.set(key, statement)
     }
     return statement
   }
-  /** Runs a statement on this connection without Kysely (compiled.ts). */
-  const run: DirectConnection = (text, parameters) => {
-    const statement = prepare(text)
-    if (statement.reader) return statement.all(...parameters)
-    statement.run(...parameters)
-    return []
+  const inTransaction = database.transaction((read: () => unknown) => read())
+  /** Runs statements on this connection without Kysely (compiled.ts). */
+  const direct: DirectConnection = {
+    run(text, parameters) {
+      const statement = prepare(text)
+      if (statement.reader) return statement.all(...parameters)
+      statement.run(...parameters)
+      return []
+    },
+    column: (text, parameters) => prepare(text, true).all(...parameters),
+    snapshot: <T>(read: () => T) => inTransaction(read) as T,
   }
-  return { close: () => database.close(), prepare, run }
+  return { close: () => database.close(), prepare: (text: string) => prepare(text), direct }
 }
 
 function openSqlite(path: string): Store {
@@ -80,9 +87,9 @@ function openSqlite(path: string): Store {
   if (path !== ':memory:') {
     reader = new SQLite(path, { readonly: true })
     reader.pragma('busy_timeout = 5000')
-    runDirectly(db, withStatementCache(reader).run)
+    runDirectly(db, withStatementCache(reader).direct)
   }
-  const groupCommit = new GroupCommit(db, writer.run)
+  const groupCommit = new GroupCommit(db, writer.direct)
   return {
     db,
     dialect: 'sqlite',

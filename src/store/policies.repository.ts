@@ -1,5 +1,5 @@
 import type { Insertable, Kysely, Updateable } from 'kysely'
-import { runCompiled, runInsert } from './compiled.js'
+import { type DocumentPage, runCompiled, runDocumentPage, runInsert } from './compiled.js'
 import type {
   Database,
   NewPolicy,
@@ -85,17 +85,16 @@ export async function listPolicyDocuments(
   applicationId: string,
   afterSeq: number,
   limit: number,
-): Promise<{ seq: number; doc: string }[]> {
-  const build = () =>
+): Promise<DocumentPage> {
+  const query = (columns: readonly ('seq' | 'doc')[]) =>
     db
       .selectFrom('policies')
-      .select(['seq', 'doc'])
+      .select(columns)
       .where('workspace_id', '=', '')
       .where('application_id', '=', '')
       .where('seq', '>', 0)
       .orderBy('seq')
-      .limit(1)
-  return runCompiled(db, 'listPolicyDocuments', build, [workspaceId, applicationId, afterSeq, limit])
+  return runDocumentPage(db, 'listPolicyDocuments', query, [workspaceId, applicationId, afterSeq], limit)
 }
 
 /** Writes a new version only if the row still carries `expectedEtag`. */
