@@ -150,12 +150,34 @@ const policyBody = () =>
     override_response: 'Sorry, I cannot share that. A human agent will follow up on your request shortly.',
   })
 
+/** Clock ticks a second, the unit of the CPU times in /proc/<pid>/stat. */
+const CLOCK_TICKS = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100
+  } catch {
+    return 100
+  }
+})()
+
+/** CPU seconds (user and system) a process has used so far, or NaN where /proc is missing. */
+function cpuSeconds(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS
+  } catch {
+    return Number.NaN
+  }
+}
+
 async function measureCase(port, pid, c) {
   const rounds = []
   for (let i = 0; i < ROUNDS; i++) {
+    const cpuBefore = cpuSeconds(pid)
     const { result, peakRssMb } = await sampleRss(pid, () => load({ port, requests: c.requests() }))
+    const cpuUs = ((cpuSeconds(pid) - cpuBefore) * 1e6) / result.requests.total
     const errors = result.errors + result.timeouts + result.non2xx
     rounds.push({
+      cpuUs,
       rps: result.requests.average,
       p50: result.latency.p50,
       p99: result.latency.p99,
@@ -173,6 +195,7 @@ function summarise(name, rounds, baselineRps) {
     rps,
     rpsMin: Math.min(...rounds.map((r) => r.rps)),
     rpsMax: Math.max(...rounds.map((r) => r.rps)),
+    cpuUs: median(rounds.map((r) => r.cpuUs)),
     p50: median(rounds.map((r) => r.p50)),
     p99: median(rounds.map((r) => r.p99)),
     errors: rounds.reduce((a, r) => a + r.errors, 0),
@@ -261,17 +284,44 @@ async function benchStore(label, env, baselineRps, budget) {
   return { label, rows, steady, startupMs: median(startups), budget }
 }
 
+/**
+ * The store's share of the limit: bench/floor-server.mjs does the durable insert of a create and
+ * the read of a get as Warden does on SQLite, with no framework, validation, auth or logging.
+ */
+async function measureFloor(baselineRps) {
+  const server = await startProcess(['bench/floor-server.mjs'], {}, '/v1/applications/none')
+  const json = { 'content-type': 'application/json' }
+  await fetch(`http://127.0.0.1:${server.port}/v1/applications`, {
+    method: 'POST',
+    headers: json,
+    body: JSON.stringify({ id: 'bench', name: 'Bench', description: '' }),
+  })
+  const cases = [
+    {
+      name: 'floor: durable insert',
+      requests: () => [{ method: 'POST', path: '/v1/applications', headers: json, body: APP_BODY }],
+    },
+    { name: 'floor: read one', requests: () => [{ method: 'GET', path: '/v1/applications/bench' }] },
+  ]
+  const rows = []
+  for (const c of cases)
+    rows.push(summarise(c.name, await measureCase(server.port, server.proc.pid, c), baselineRps))
+  server.proc.kill('SIGTERM')
+  await new Promise((resolve) => server.proc.on('exit', resolve))
+  return rows
+}
+
 const fmt = (n, d = 0) => n.toFixed(d)
 
 function table(result, baseline) {
   const lines = [
-    `| case | req/s (median) | spread (min–max) | × baseline | p50 ms | p99 ms | errors | peak RSS MB |`,
-    '|---|---:|---:|---:|---:|---:|---:|---:|',
-    `| baseline node:http | ${fmt(baseline.rps)} | ${fmt(baseline.rpsMin)}–${fmt(baseline.rpsMax)} | 1.00 | ${baseline.p50} | ${baseline.p99} | ${baseline.errors} | ${fmt(baseline.peakRssMb)} |`,
+    `| case | req/s (median) | spread (min–max) | × baseline | p50 ms | p99 ms | errors | peak RSS MB | server CPU µs/req |`,
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    `| baseline node:http | ${fmt(baseline.rps)} | ${fmt(baseline.rpsMin)}–${fmt(baseline.rpsMax)} | 1.00 | ${baseline.p50} | ${baseline.p99} | ${baseline.errors} | ${fmt(baseline.peakRssMb)} | ${fmt(baseline.cpuUs)} |`,
   ]
   for (const r of result.rows) {
     lines.push(
-      `| ${r.case} | ${fmt(r.rps)} | ${fmt(r.rpsMin)}–${fmt(r.rpsMax)} | ${fmt(r.ratio, 2)} | ${r.p50} | ${r.p99} | ${r.errors} | ${fmt(r.peakRssMb)} |`,
+      `| ${r.case} | ${fmt(r.rps)} | ${fmt(r.rpsMin)}–${fmt(r.rpsMax)} | ${fmt(r.ratio, 2)} | ${r.p50} | ${r.p99} | ${r.errors} | ${fmt(r.peakRssMb)} | ${fmt(r.cpuUs)} |`,
     )
   }
   lines.push(
@@ -333,6 +383,7 @@ async function main() {
   })
   baselineServer.proc.kill('SIGTERM')
   const baseline = summarise('baseline node:http', baselineRounds)
+  const floor = await measureFloor(baseline.rps)
 
   const results = []
   const dir = mkdtempSync(join(tmpdir(), 'warden-bench-'))
@@ -369,6 +420,20 @@ async function main() {
 
   const stamp = new Date().toISOString().replace(/[:.]/g, '-')
   const md = [`# Warden benchmark ${new Date().toISOString()}`, '', `Command: \`${command}\``, '']
+  md.push(
+    '## The store without a framework (bench/floor-server.mjs)',
+    '',
+    'The durable insert of a create and the read of a get as Warden does them on SQLite, in a bare',
+    'node:http server: what the disk and SQLite leave of the baseline before any of Warden runs.',
+    '',
+    '| case | req/s (median) | spread (min–max) | × baseline | p50 ms | p99 ms | errors | server CPU µs/req |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
+    ...floor.map(
+      (r) =>
+        `| ${r.case} | ${fmt(r.rps)} | ${fmt(r.rpsMin)}–${fmt(r.rpsMax)} | ${fmt(r.ratio, 2)} | ${r.p50} | ${r.p99} | ${r.errors} | ${fmt(r.cpuUs)} |`,
+    ),
+    '',
+  )
   for (const r of results) {
     md.push(`## ${r.label}`, '', table(r, baseline), '')
     if (r.budget) md.push('Budget:', '', ...checkBudget(r).map((l) => `    ${l}`), '')
@@ -379,7 +444,7 @@ async function main() {
   const name = `${stamp}${opts.label ? `-${opts.label}` : ''}`
   writeFileSync(
     join(root, 'bench', 'results', `${name}.json`),
-    `${JSON.stringify({ command, baseline, results }, null, 2)}\n`,
+    `${JSON.stringify({ command, baseline, floor, results }, null, 2)}\n`,
   )
   writeFileSync(join(root, 'bench', 'results', `${name}.md`), `${text}\n`)
   writeFileSync(join(root, 'bench', 'results', 'latest.md'), `${text}\n`)
