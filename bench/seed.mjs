@@ -5,8 +5,9 @@
 //   node bench/seed.mjs --sqlite-file /tmp/big.db --applications 1000000 --policies 1000000
 //   node bench/run.mjs --sqlite-file /tmp/big.db
 //
-// Records go to workspace `default` (created if missing). Every policy gets its revision 1.
-import { randomBytes } from 'node:crypto'
+// Records go to workspace `default` (created if missing), each with the JSON text the API shows
+// for it, as Warden writes them. Policies are at revision 1, which lives in the policy row.
+import { randomBytes, randomUUID } from 'node:crypto'
 import { statSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import SQLite from 'better-sqlite3'
@@ -26,6 +27,7 @@ const POLICIES = Number(opts.policies)
 // Schema and migrations come from Warden itself.
 const { openStore } = await import('../dist/store/database.js')
 const { migrateToLatest } = await import('../dist/store/migrations.js')
+const { rowDocument } = await import('../dist/services/documents.js')
 const store = openStore({ kind: 'sqlite', path: file })
 await migrateToLatest(store)
 await store.close()
@@ -40,13 +42,10 @@ if (!workspace) {
   db.prepare('insert into workspaces (id, name, created) values (?, ?, ?)').run(workspace, 'default', now)
 }
 const insertApp = db.prepare(
-  'insert into applications (workspace_id, id, name, description, provider, model, parameters, etag, created, updated) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  'insert into applications (workspace_id, id, name, description, provider, model, parameters, etag, created, updated, doc) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
 )
 const insertPolicy = db.prepare(
-  'insert into policies (workspace_id, application_id, id, rules, target, definition, override_response, revision, etag, created, updated) values (?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)',
-)
-const insertRevision = db.prepare(
-  'insert into policy_revisions (workspace_id, application_id, policy_id, revision, rules, target, definition, override_response, created) values (?, ?, ?, 1, ?, ?, ?, ?, ?)',
+  'insert into policies (workspace_id, application_id, id, rules, target, definition, override_response, revision, etag, created, updated, doc) values (?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)',
 )
 const parameters = JSON.stringify({
   system_prompt: 'You are a helpful support agent.',
@@ -62,7 +61,7 @@ const rules = JSON.stringify([
 ])
 const target = JSON.stringify(['output'])
 const tag = randomBytes(3).toString('hex')
-const etag = () => randomBytes(12).toString('base64url')
+const etag = () => randomUUID().replaceAll('-', '')
 const BATCH = 20_000
 const started = performance.now()
 
@@ -70,17 +69,28 @@ const appId = (i) => `seed-${tag}-${i}`
 for (let from = 0; from < APPS; from += BATCH) {
   db.transaction(() => {
     for (let i = from; i < Math.min(APPS, from + BATCH); i++) {
+      const row = {
+        id: appId(i),
+        name: `Application ${i}`,
+        description: 'Seeded for benchmarks.',
+        provider: 'openai',
+        model: 'gpt-4o',
+        parameters,
+        created: now,
+        updated: now,
+      }
       insertApp.run(
         workspace,
-        appId(i),
-        `Application ${i}`,
-        'Seeded for benchmarks.',
-        'openai',
-        'gpt-4o',
-        parameters,
+        row.id,
+        row.name,
+        row.description,
+        row.provider,
+        row.model,
+        row.parameters,
         etag(),
         now,
         now,
+        rowDocument('applications', row),
       )
     }
   })()
@@ -89,29 +99,29 @@ const appsDone = performance.now()
 for (let from = 0; from < POLICIES; from += BATCH) {
   db.transaction(() => {
     for (let i = from; i < Math.min(POLICIES, from + BATCH); i++) {
-      const app = appId(i % APPS)
-      const id = `policy-${i}`
-      insertPolicy.run(
-        workspace,
-        app,
-        id,
+      const row = {
+        id: `policy-${i}`,
+        application_id: appId(i % APPS),
         rules,
         target,
-        'Never leak contact details.',
-        'Sorry, I cannot share that.',
+        definition: 'Never leak contact details.',
+        override_response: 'Sorry, I cannot share that.',
+        revision: 1,
+        created: now,
+        updated: now,
+      }
+      insertPolicy.run(
+        workspace,
+        row.application_id,
+        row.id,
+        rules,
+        target,
+        row.definition,
+        row.override_response,
         etag(),
         now,
         now,
-      )
-      insertRevision.run(
-        workspace,
-        app,
-        id,
-        rules,
-        target,
-        'Never leak contact details.',
-        'Sorry, I cannot share that.',
-        now,
+        rowDocument('policies', row),
       )
     }
   })()
@@ -129,6 +139,5 @@ console.log(
     applicationsPerSecond: Math.round(APPS / ((appsDone - started) / 1000)),
     bytes,
     bytesPerRecord: Math.round(bytes / records),
-    note: 'a policy record includes its revision row',
   }),
 )

@@ -65,10 +65,33 @@ describe.each(STORE_KINDS)('stored documents (%s)', (kind) => {
         updated: 300,
       })
       .execute()
+    // Revision rows as the previous versions wrote them: every version, the current one too.
+    for (const [revision, definition, created] of [
+      [1, 'First.', 100],
+      [2, 'Second.', 200],
+      [3, 'Stay grounded.', 300],
+    ] as const) {
+      await old.db
+        .insertInto('policy_revisions')
+        .values({
+          workspace_id: 'ws-1',
+          application_id: 'legacy',
+          policy_id: 'p',
+          revision,
+          rules: JSON.stringify([
+            { type: 'factuality', expected: 'pass', value: null, threshold: 0.7, flagged: null },
+          ]),
+          target: JSON.stringify(['output']),
+          definition,
+          override_response: null,
+          created,
+        })
+        .execute()
+    }
     await old.close()
 
     const store = openStore(fresh.config)
-    expect(await migrateToLatest(store)).toEqual(['0003_documents'])
+    expect(await migrateToLatest(store)).toEqual(['0003_documents', '0004_past_revisions_only'])
     const services = createServices(store)
     const app = await buildApp({ config: { ...loadConfig({}), store: fresh.config }, store, services })
     try {
@@ -92,6 +115,26 @@ describe.each(STORE_KINDS)('stored documents (%s)', (kind) => {
       expect((await get('/v1/applications/legacy/policies')).body).toBe(
         `{"data":[${policy}],"next_cursor":null}`,
       )
+      // The current version now lives in the policy row only; the history reads the same.
+      const stored = await store.db
+        .selectFrom('policy_revisions')
+        .select('revision')
+        .orderBy('revision')
+        .execute()
+      expect(stored.map((r) => r.revision)).toEqual([1, 2])
+      const history = (await get('/v1/applications/legacy/policies/p/revisions')).json()
+      expect(
+        history.data.map((p: { revision: number; definition: string; updated: number }) => [
+          p.revision,
+          p.definition,
+          p.updated,
+        ]),
+      ).toEqual([
+        [3, 'Stay grounded.', 300],
+        [2, 'Second.', 200],
+        [1, 'First.', 100],
+      ])
+      expect((await get('/v1/applications/legacy/policies/p/revisions/3')).json()).toEqual(JSON.parse(policy))
     } finally {
       await app.close()
       await store.close()

@@ -201,12 +201,18 @@ describe.each(STORE_KINDS)('an unexpected failure (%s)', (kind) => {
         url: '/v1/applications',
         payload: { id: 'bot', name: 'B', description: '' },
       })
-      // Break the store under the running app: the revisions table disappears.
-      await sql`drop table policy_revisions`.execute(t.store.db)
-      const res = await t.request({
+      await t.request({
         method: 'POST',
         url: '/v1/applications/bot/policies',
         payload: { id: 'p', rules: [{ type: 'relevance' }], target: ['output'] },
+      })
+      // Break the store under the running app: the revisions table disappears, and a change
+      // to the policy can no longer keep the version it replaces.
+      await sql`drop table policy_revisions`.execute(t.store.db)
+      const res = await t.request({
+        method: 'PATCH',
+        url: '/v1/applications/bot/policies/p',
+        payload: { target: ['input'] },
       })
       const body = problem(res, 500, 'internal_error')
       expect(body.detail).toMatch(/request id/)

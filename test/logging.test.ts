@@ -61,12 +61,19 @@ describe('request logs', () => {
       )
 
       // A 500: its details go to the log under the request id the client was given.
-      await sql`drop table policy_revisions`.execute(store.db)
-      const failed = await app.inject({
+      const policies = `/v1/applications/${first.json().id}/policies`
+      await app.inject({
         method: 'POST',
-        url: `/v1/applications/${first.json().id}/policies`,
+        url: policies,
         headers: auth,
         payload: { id: 'p', rules: [{ type: 'factuality' }], target: ['output'] },
+      })
+      await sql`drop table policy_revisions`.execute(store.db)
+      const failed = await app.inject({
+        method: 'PATCH',
+        url: `${policies}/p`,
+        headers: auth,
+        payload: { target: ['input'] },
       })
       expect(failed.statusCode).toBe(500)
       const requestId = failed.json().request_id

@@ -412,16 +412,35 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/policies (%s)
     expect(codes.filter((c) => c === 409)).toHaveLength(19)
   })
 
-  it('stores revision 1 of every created policy in the same transaction', async () => {
+  it('keeps a new policy in its row only, and stores a version when a PATCH replaces it', async () => {
     const res = await create(policy([{ type: 'relevance' }]))
     const id = res.json().id
-    const revisions = await t.store.db
-      .selectFrom('policy_revisions')
-      .selectAll()
-      .where('workspace_id', '=', t.workspaceId)
-      .where('application_id', '=', 'bot')
-      .where('policy_id', '=', id)
-      .execute()
-    expect(revisions.map((r) => r.revision)).toEqual([1])
+    const storedRevisions = async () =>
+      (
+        await t.store.db
+          .selectFrom('policy_revisions')
+          .select('revision')
+          .where('workspace_id', '=', t.workspaceId)
+          .where('application_id', '=', 'bot')
+          .where('policy_id', '=', id)
+          .execute()
+      ).map((r) => r.revision)
+    expect(await storedRevisions()).toEqual([])
+    const url = `/v1/applications/bot/policies/${id}`
+    expect((await t.request({ method: 'GET', url: `${url}/revisions/1` })).json()).toEqual(res.json())
+    const patched = await t.request({ method: 'PATCH', url, payload: { override_response: 'Changed.' } })
+    expect(patched.statusCode).toBe(200)
+    expect(await storedRevisions()).toEqual([1])
+    expect((await t.request({ method: 'GET', url: `${url}/revisions/1` })).json()).toEqual(res.json())
+    expect((await t.request({ method: 'GET', url: `${url}/revisions/2` })).json()).toEqual(patched.json())
+    // A PATCH that loses on If-Match stores nothing.
+    const stale = await t.request({
+      method: 'PATCH',
+      url,
+      headers: { 'if-match': res.headers.etag as string },
+      payload: { override_response: 'Again.' },
+    })
+    expect(stale.statusCode).toBe(412)
+    expect(await storedRevisions()).toEqual([1])
   })
 })

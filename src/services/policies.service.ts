@@ -91,10 +91,9 @@ export class PoliciesService {
     const columnsContent = storedContent(content)
     try {
       // A missing application fails the insert on its foreign key: no read first.
-      await this.store.write(async (trx) => {
-        await insertPolicy(trx, { workspace_id: workspaceId, ...columns(policy, columnsContent, stored) })
-        await this.recordRevision(trx, workspaceId, policy, columnsContent)
-      })
+      await this.store.write((trx) =>
+        insertPolicy(trx, { workspace_id: workspaceId, ...columns(policy, columnsContent, stored) }),
+      )
       return stored
     } catch (error) {
       if (isUniqueViolation(error)) {
@@ -163,8 +162,16 @@ export class PoliciesService {
         created: _created,
         ...changes
       } = columns(policy, content, stored)
+      // The version being replaced becomes a past revision; the new one lives in the row.
+      await insertPolicyRevision(trx, {
+        workspace_id: workspaceId,
+        application_id: applicationId,
+        policy_id: id,
+        revision: row.revision,
+        ...storedContent(current),
+        created: row.updated,
+      })
       if (!(await updatePolicy(trx, row.seq, row.etag, changes))) throw preconditionFailed()
-      await this.recordRevision(trx, workspaceId, policy, content)
       return stored
     })
   }
@@ -184,6 +191,7 @@ export class PoliciesService {
     })
   }
 
+  /** Every version, newest first: the current one from the policy row, past ones stored. */
   async listRevisions(
     workspaceId: string,
     applicationId: string,
@@ -194,13 +202,15 @@ export class PoliciesService {
     const before = decodeCursor(cursor) ?? Number.MAX_SAFE_INTEGER
     const policy = await findPolicy(this.store.db, workspaceId, applicationId, id)
     if (!policy) throw await this.missing(this.store.db, workspaceId, applicationId, id)
+    const versions = policy.revision < before ? [policyFromColumns(policy)] : []
     const key: RevisionKey = { workspaceId, applicationId, policyId: id }
-    const rows = await listPolicyRevisions(this.store.db, key, before, limit + 1)
+    const past = await listPolicyRevisions(this.store.db, key, before, limit + 1 - versions.length)
+    for (const row of past) versions.push(revisionToPolicy(row, policy.created))
     return toPage(
-      rows,
+      versions,
       limit,
-      (row) => row.revision,
-      (row) => revisionToPolicy(row, policy.created),
+      (version) => version.revision,
+      (version) => version,
     )
   }
 
@@ -212,6 +222,7 @@ export class PoliciesService {
   ): Promise<Policy> {
     const policy = await findPolicy(this.store.db, workspaceId, applicationId, id)
     if (!policy) throw await this.missing(this.store.db, workspaceId, applicationId, id)
+    if (revision === policy.revision) return policyFromColumns(policy)
     const row = await findPolicyRevision(
       this.store.db,
       { workspaceId, applicationId, policyId: id },
@@ -219,23 +230,6 @@ export class PoliciesService {
     )
     if (!row) throw notFound(`Policy "${id}" has no revision ${revision}; its latest is ${policy.revision}`)
     return revisionToPolicy(row, policy.created)
-  }
-
-  /** Stores the version just written, reusing the JSON text the policy row was written with. */
-  private async recordRevision(
-    trx: Kysely<Database>,
-    workspaceId: string,
-    policy: Policy,
-    content: StoredContent,
-  ): Promise<void> {
-    await insertPolicyRevision(trx, {
-      workspace_id: workspaceId,
-      application_id: policy.application_id,
-      policy_id: policy.id,
-      revision: policy.revision,
-      ...content,
-      created: policy.updated,
-    })
   }
 
   /** Says which is missing: the application or the policy. */

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely'
 import type { Store } from '../store/database.js'
 import { fromJson, toJson } from '../store/dialect.js'
 import { pagesBySeq } from '../store/pages.js'
+import { deleteCurrentRevisionRows } from '../store/policies.repository.js'
 import type { Database } from '../store/tables.js'
 import { rowDocument } from './documents.js'
 
@@ -58,6 +59,19 @@ function exportRow(kind: Kind, row: Row): string {
   return JSON.stringify({ kind, ...rest })
 }
 
+/** A policy row's current version, as the export lists it: a revision written when it was. */
+const currentRevision = (policy: Row): Row => ({
+  workspace_id: policy.workspace_id,
+  application_id: policy.application_id,
+  policy_id: policy.id,
+  revision: policy.revision,
+  rules: policy.rules,
+  target: policy.target,
+  definition: policy.definition,
+  override_response: policy.override_response,
+  created: policy.updated,
+})
+
 export class TransferService {
   constructor(private readonly store: Store) {}
 
@@ -110,6 +124,11 @@ export class TransferService {
           const last = rows[rows.length - 1]
           if (rows.length < PAGE || !last) break
           after = key.map((k) => last[k])
+        }
+        // The current version of each policy lives in its row; the format lists it as a revision.
+        for await (const rows of pagesBySeq(this.store.db, 'policies')) {
+          for (const row of rows) await write(exportRow(kind, currentRevision(row)))
+          counts[kind] += rows.length
         }
         continue
       }
@@ -184,6 +203,7 @@ export class TransferService {
       }
       if (!sawHeader) throw new ImportError('the input is empty')
       await flush()
+      await deleteCurrentRevisionRows(trx)
     })
     return counts
   }

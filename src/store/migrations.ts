@@ -10,6 +10,7 @@ import { rowDocument } from '../services/documents.js'
 import type { Store } from './database.js'
 import type { DialectName } from './dialect.js'
 import { pagesBySeq } from './pages.js'
+import { deleteCurrentRevisionRows } from './policies.repository.js'
 import type { Database } from './tables.js'
 
 type AnyDb = Kysely<unknown>
@@ -162,6 +163,12 @@ function migrations(dialect: DialectName): Record<string, Migration> {
           await db.schema.alterTable(table).addColumn('doc', 'text').execute()
         }
         await backfillDocuments(db as unknown as Kysely<Database>)
+      },
+    },
+    // A policy's current version is kept once, in its row; revision rows hold past versions.
+    '0004_past_revisions_only': {
+      async up(db: AnyDb) {
+        await deleteCurrentRevisionRows(db as unknown as Kysely<Database>)
       },
     },
   }

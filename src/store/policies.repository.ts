@@ -38,8 +38,29 @@ export async function insertPolicy(db: Db, row: NewPolicy): Promise<void> {
   await runInsert(db, 'policies', POLICY_COLUMNS, row)
 }
 
+/** Keeps a version a policy has just moved past: the current one lives in the policy row. */
 export async function insertPolicyRevision(db: Db, row: Insertable<PolicyRevisionsTable>): Promise<void> {
   await runInsert(db, 'policy_revisions', REVISION_COLUMNS, row)
+}
+
+/**
+ * Deletes revision rows that repeat their policy's current version: stores made before
+ * migration 0004 and imported exports hold one for every policy.
+ */
+export async function deleteCurrentRevisionRows(db: Db): Promise<void> {
+  await db
+    .deleteFrom('policy_revisions')
+    .where(({ exists, selectFrom }) =>
+      exists(
+        selectFrom('policies')
+          .select('policies.seq')
+          .whereRef('policies.workspace_id', '=', 'policy_revisions.workspace_id')
+          .whereRef('policies.application_id', '=', 'policy_revisions.application_id')
+          .whereRef('policies.id', '=', 'policy_revisions.policy_id')
+          .whereRef('policies.revision', '=', 'policy_revisions.revision'),
+      ),
+    )
+    .execute()
 }
 
 /** The stored JSON text of one policy and its entity tag: all a read sends. */
@@ -129,7 +150,7 @@ export interface RevisionKey {
   policyId: string
 }
 
-/** Revisions newest first, those below `beforeRevision`, at most `limit`. */
+/** Stored (past) revisions newest first, those below `beforeRevision`, at most `limit`. */
 export async function listPolicyRevisions(
   db: Db,
   key: RevisionKey,
