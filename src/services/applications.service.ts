@@ -85,7 +85,7 @@ export class ApplicationsService {
     }
     const stored = { id: application.id, etag: newEtag(), json: applicationDocument(application) }
     try {
-      await this.store.write((db) =>
+      await this.store.writeOne((db) =>
         insertApplication(db, { workspace_id: workspaceId, ...columns(application, stored) }),
       )
       return stored

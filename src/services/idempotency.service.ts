@@ -95,7 +95,7 @@ export class IdempotencyService {
         expires_at: now + IDEMPOTENCY_TTL_SECONDS,
       }
       try {
-        await this.store.write((db) =>
+        await this.store.writeOne((db) =>
           insertIdempotencyKey(db, {
             workspace_id: workspaceId,
             key_hash: keyHash,
@@ -112,7 +112,7 @@ export class IdempotencyService {
       if (!row) continue
       const abandoned = row.state === 'running' && now - row.created >= ABANDONED_AFTER_SECONDS
       if (row.expires_at <= now || abandoned) {
-        if (await this.store.write((db) => takeOverIdempotencyKey(db, row, claim))) return null
+        if (await this.store.writeOne((db) => takeOverIdempotencyKey(db, row, claim))) return null
         continue
       }
       if (row.state === 'running') {
@@ -139,12 +139,12 @@ export class IdempotencyService {
   /** Stores a 2xx answer for replays. */
   async complete(workspaceId: string, key: string, answer: StoredAnswer): Promise<void> {
     const sealed = seal(answer, key, workspaceId)
-    await this.store.write((db) => completeIdempotencyKey(db, workspaceId, sha256(key), sealed))
+    await this.store.writeOne((db) => completeIdempotencyKey(db, workspaceId, sha256(key), sealed))
   }
 
   /** Forgets a key whose request failed, so that it may be retried with the same key. */
   async release(workspaceId: string, key: string): Promise<void> {
-    await this.store.write((db) => deleteIdempotencyKey(db, workspaceId, sha256(key)))
+    await this.store.writeOne((db) => deleteIdempotencyKey(db, workspaceId, sha256(key)))
   }
 
   /** Deletes expired keys; returns how many. */

@@ -90,8 +90,8 @@ export class PoliciesService {
     const stored = { id: input.id, etag: newEtag(), json: policyDocument(policy) }
     const columnsContent = storedContent(content)
     try {
-      // A missing application fails the insert on its foreign key: no read first.
-      await this.store.write((trx) =>
+      // One statement: a missing application fails the insert on its foreign key, no read first.
+      await this.store.writeOne((trx) =>
         insertPolicy(trx, { workspace_id: workspaceId, ...columns(policy, columnsContent, stored) }),
       )
       return stored

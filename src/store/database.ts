@@ -18,6 +18,11 @@ export interface Store {
    * commit, on PostgreSQL in a transaction of its own. Resolves once the write is durable.
    */
   write<T>(fn: (db: Kysely<Database>) => Promise<T>): Promise<T>
+  /**
+   * Runs a write that is exactly one statement, atomic by itself: on SQLite grouped like
+   * `write`, on PostgreSQL alone, without the BEGIN and COMMIT round trips of a transaction.
+   */
+  writeOne<T>(fn: (db: Kysely<Database>) => Promise<T>): Promise<T>
   /** Resolves when the store answers a trivial query. */
   ping(): Promise<void>
   close(): Promise<void>
@@ -94,6 +99,7 @@ function openSqlite(path: string): Store {
     db,
     dialect: 'sqlite',
     write: (fn) => groupCommit.run(fn),
+    writeOne: (fn) => groupCommit.run(fn),
     async ping() {
       await sql`select 1`.execute(db)
     },
@@ -132,6 +138,7 @@ function openPostgres(config: Extract<StoreConfig, { kind: 'postgres' }>): Store
     db,
     dialect: 'postgres',
     write: (fn) => db.transaction().execute(fn),
+    writeOne: (fn) => fn(db),
     async ping() {
       await sql`select 1`.execute(db)
     },
