@@ -4,7 +4,8 @@ import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { Kysely, SqliteDialect, sql } from 'kysely'
 import { afterAll, describe, expect, it } from 'vitest'
-import { type DirectConnection, runInsert } from '../src/store/compiled.js'
+import { runInsert } from '../src/store/compiled.js'
+import { withStatementCache } from '../src/store/database.js'
 import { GroupCommit } from '../src/store/group-commit.js'
 
 describe.each([
@@ -17,20 +18,8 @@ describe.each([
   database.pragma('synchronous = FULL')
   database.exec('create table t (id text primary key, v integer not null)')
   const db = new Kysely<any>({ dialect: new SqliteDialect({ database }) })
-  const connection: DirectConnection = {
-    run(text, parameters) {
-      const statement = database.prepare(text)
-      if (statement.reader) return statement.all(...parameters)
-      statement.run(...parameters)
-      return []
-    },
-    column: (text, parameters) =>
-      database
-        .prepare(text)
-        .pluck()
-        .all(...parameters),
-    snapshot: (read) => database.transaction(read)(),
-  }
+  // The write connection's own statement runner, as the SQLite store builds it.
+  const connection = withStatementCache(database).direct
   const group = new GroupCommit(db, direct ? connection : undefined)
   const insert = (trx: Kysely<any>, id: string, v: number) => runInsert(trx, 't', ['id', 'v'], { id, v })
   afterAll(async () => {

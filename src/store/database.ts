@@ -47,7 +47,7 @@ const STATEMENT_CACHE_SIZE = 2000
  * Kysely prepares every query it runs; preparing costs more than running a point query. Query
  * shapes repeat, so keep each prepared statement by its SQL text and reuse it.
  */
-function withStatementCache(database: SQLite.Database) {
+export function withStatementCache(database: SQLite.Database) {
   const statements = new Map<string, SQLite.Statement>()
   const prepare = (text: string, pluck = false) => {
     const key = pluck ? `column\0${text}` : text
