@@ -45,11 +45,15 @@ const STATEMENT_CACHE_SIZE = 2000
 
 /**
  * Kysely prepares every query it runs; preparing costs more than running a point query. Query
- * shapes repeat, so keep each prepared statement by its SQL text and reuse it.
+ * shapes repeat, so keep each prepared statement by its SQL text and reuse it. `statementsRun`
+ * counts the statements started on the connection, so that readers elsewhere can tell when it
+ * may have written (see `withTurnSnapshots`).
  */
 export function withStatementCache(database: SQLite.Database) {
   const statements = new Map<string, SQLite.Statement>()
+  let statementsRun = 0
   const prepare = (text: string, pluck = false) => {
+    statementsRun++
     const key = pluck ? `column\0${text}` : text
     let statement = statements.get(key)
     if (!statement) {
@@ -72,7 +76,73 @@ export function withStatementCache(database: SQLite.Database) {
     column: (text, parameters) => prepare(text, true).all(...parameters),
     snapshot: <T>(read: () => T) => inTransaction(read) as T,
   }
-  return { close: () => database.close(), prepare: (text: string) => prepare(text), direct }
+  return {
+    close: () => database.close(),
+    prepare: (text: string) => prepare(text),
+    direct,
+    statementsRun: () => statementsRun,
+  }
+}
+
+/**
+ * Reads on a read-only connection that arrive in the same turn of the event loop share one read
+ * transaction, instead of each taking and releasing the WAL's read lock (two system calls and a
+ * check of the WAL index per read). The transaction ends when the turn does, and before the next
+ * read whenever `writerStatements` has moved on, that is, whenever the write connection may have
+ * committed: a read never misses a write this process has acknowledged. A commit by another
+ * process is seen from the next turn on.
+ */
+export function withTurnSnapshots(database: SQLite.Database, writerStatements: () => number) {
+  const cached = withStatementCache(database)
+  const begin = database.prepare('begin')
+  const commit = database.prepare('commit')
+  let open = false
+  let takenAt = 0
+  let endScheduled = false
+  const end = () => {
+    if (!open) return
+    open = false
+    commit.run()
+  }
+  const endOfTurn = () => {
+    endScheduled = false
+    end()
+  }
+  const ensure = () => {
+    const now = writerStatements()
+    if (open) {
+      if (now === takenAt) return
+      end()
+    }
+    begin.run()
+    open = true
+    takenAt = now
+    if (!endScheduled) {
+      endScheduled = true
+      setImmediate(endOfTurn)
+    }
+  }
+  const direct: DirectConnection = {
+    run(text, parameters) {
+      ensure()
+      return cached.direct.run(text, parameters)
+    },
+    column(text, parameters) {
+      ensure()
+      return cached.direct.column(text, parameters)
+    },
+    snapshot<T>(read: () => T): T {
+      ensure()
+      return read()
+    },
+  }
+  return {
+    direct,
+    close() {
+      end()
+      database.close()
+    },
+  }
 }
 
 function openSqlite(path: string): Store {
@@ -87,12 +157,14 @@ function openSqlite(path: string): Store {
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: writer }) })
   // Hot reads outside transactions use a read-only connection of their own: in WAL mode it sees
   // every committed write and nothing of a commit still in progress on the write connection,
-  // and it never waits behind one.
-  let reader: SQLite.Database | undefined
+  // and it never waits behind one. Reads in one turn of the event loop share its snapshot.
+  let reader: { close(): void } | undefined
   if (path !== ':memory:') {
-    reader = new SQLite(path, { readonly: true })
-    reader.pragma('busy_timeout = 5000')
-    runDirectly(db, withStatementCache(reader).direct)
+    const connection = new SQLite(path, { readonly: true })
+    connection.pragma('busy_timeout = 5000')
+    const snapshots = withTurnSnapshots(connection, writer.statementsRun)
+    runDirectly(db, snapshots.direct)
+    reader = snapshots
   }
   const groupCommit = new GroupCommit(db, writer.direct)
   return {
