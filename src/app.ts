@@ -19,6 +19,7 @@ import { frameworkErrorHandler, installProblemHandlers } from './http/problem.js
 import { installRateLimit } from './http/rate-limit.js'
 import { requestId } from './http/request-id.js'
 import { installValidators } from './http/validation.js'
+import { type AccessFields, accessLine } from './logger.js'
 import { operationsRoutes } from './routes/operations.js'
 import { apiKeysRoutes } from './routes/v1/api-keys.js'
 import { applicationsRoutes } from './routes/v1/applications.js'
@@ -36,6 +37,10 @@ export const VERSION: string = JSON.parse(
 
 /** One access-log line per request, when it completes, instead of Fastify's two. */
 class AccessLog extends LogController {
+  constructor(private readonly access: ((fields: AccessFields) => void) | undefined) {
+    super()
+  }
+
   override incomingRequest(): void {}
 
   override requestCompleted(
@@ -51,7 +56,7 @@ class AccessLog extends LogController {
       ms: Math.round(reply.elapsedTime * 10) / 10,
     }
     if (error) reply.log.error({ ...line, err: error }, 'request errored')
-    else reply.log.info(line, 'request')
+    else this.access?.(line)
   }
 }
 
@@ -70,7 +75,7 @@ export async function buildApp({ config, store, services, logger }: AppOptions):
     bodyLimit: config.bodyLimit,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 4096 },
     genReqId: requestId,
-    logController: new AccessLog(),
+    logController: new AccessLog(logger && accessLine(logger)),
     // Requests log through the root logger and name their request id themselves: a child
     // logger per request costs more than the line it would write.
     childLoggerFactory: (logger) => logger,

@@ -1,9 +1,13 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import { sql } from 'kysely'
 import pino from 'pino'
 import { describe, expect, it } from 'vitest'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
+import { LineBatch } from '../src/logger.js'
 import { createServices } from '../src/services/index.js'
 import { openStore } from '../src/store/database.js'
 import { migrateToLatest } from '../src/store/migrations.js'
@@ -87,6 +91,53 @@ describe('request logs', () => {
       await app.close()
       await store.close()
       await fresh.drop()
+    }
+  })
+
+  it('write the access line of each request through the batched destination the server uses', async () => {
+    const fresh = await freshStoreConfig('sqlite')
+    const store = openStore(fresh.config)
+    await migrateToLatest(store)
+    const services = createServices(store)
+    const { createdSecret } = await services.keys.bootstrap(null)
+    const dir = mkdtempSync(join(tmpdir(), 'warden-access-'))
+    const file = join(dir, 'out.log')
+    const lines = new LineBatch(pino.destination({ dest: file, sync: true }))
+    const logger = pino({ level: 'info' }, lines)
+    const app = await buildApp({ config: loadConfig({}), store, services, logger })
+    try {
+      const auth = { authorization: `Bearer ${createdSecret}` }
+      const answers = [
+        await app.inject({ method: 'GET', url: '/v1/applications?limit=2', headers: auth }),
+        await app.inject({ method: 'GET', url: '/v1/applications/nope', headers: auth }),
+        await app.inject({ method: 'GET', url: '/v1/applications' }),
+      ]
+      lines.flushSync()
+      const logged = readFileSync(file, 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line))
+        .filter((line) => line.msg === 'request')
+      expect(logged).toEqual(
+        answers.map((answer, i) => ({
+          level: 30,
+          time: expect.any(Number),
+          pid: process.pid,
+          hostname: expect.any(String),
+          reqId: answer.headers['x-request-id'],
+          method: 'GET',
+          url: ['/v1/applications?limit=2', '/v1/applications/nope', '/v1/applications'][i],
+          status: answer.statusCode,
+          ms: expect.any(Number),
+          msg: 'request',
+        })),
+      )
+      expect(answers.map((answer) => answer.statusCode)).toEqual([200, 404, 401])
+    } finally {
+      await app.close()
+      await store.close()
+      await fresh.drop()
+      rmSync(dir, { recursive: true, force: true })
     }
   })
 })

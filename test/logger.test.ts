@@ -1,0 +1,94 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pino from 'pino'
+import { afterAll, describe, expect, it } from 'vitest'
+import { accessLine, LineBatch } from '../src/logger.js'
+
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
+
+describe('log lines', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'warden-log-'))
+  afterAll(() => rmSync(dir, { recursive: true, force: true }))
+  const open = (name: string) => {
+    const file = join(dir, name)
+    const destination = pino.destination({ dest: file, sync: true })
+    return { lines: new LineBatch(destination), read: () => readFileSync(file, 'utf8') }
+  }
+
+  it('reach the destination together at the end of the turn that wrote them, in order', async () => {
+    const { lines, read } = open('turn.log')
+    lines.write('one\n')
+    lines.write('two\n')
+    lines.write('three\n')
+    expect(read()).toBe('')
+    await nextTurn()
+    expect(read()).toBe('one\ntwo\nthree\n')
+  })
+
+  it('are handed on at once when many pile up in one turn', () => {
+    const { lines, read } = open('many.log')
+    for (let i = 0; i < 300; i++) lines.write(`${i}\n`)
+    const written = read().split('\n').filter(Boolean)
+    expect(written).toEqual(Array.from({ length: 256 }, (_, i) => String(i)))
+  })
+
+  it('are all written out by a flush, and the callback runs after', () => {
+    const { lines, read } = open('flush.log')
+    lines.write('last words\n')
+    let flushed = ''
+    lines.flush(() => {
+      flushed = read()
+    })
+    expect(flushed).toBe('last words\n')
+  })
+
+  it('from a pino logger keep their JSON shape', async () => {
+    const { lines, read } = open('pino.log')
+    const logger = pino({ level: 'info' }, lines)
+    logger.info({ reqId: 'r-1', status: 200 }, 'request')
+    logger.warn('careful')
+    await nextTurn()
+    const parsed = read()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
+    expect(parsed).toMatchObject([
+      { level: 30, reqId: 'r-1', status: 200, msg: 'request' },
+      { level: 40, msg: 'careful' },
+    ])
+  })
+
+  it('of a request are the line pino writes for the same fields, and follow the level', async () => {
+    const { lines, read } = open('access.log')
+    const logger = pino({ level: 'info' }, lines)
+    const fields = {
+      reqId: 'r-"2"',
+      method: 'GET',
+      url: '/v1/applications?cursor=a\\b',
+      status: 200,
+      ms: 0.4,
+    }
+    accessLine(logger)(fields)
+    logger.info(fields, 'request')
+    logger.level = 'warn'
+    accessLine(logger)({ ...fields, status: 404 })
+    await nextTurn()
+    const [built, fromPino, ...rest] = read().trim().split('\n')
+    expect(rest).toEqual([])
+    const { time: builtTime, ...builtLine } = JSON.parse(built as string)
+    const { time: pinoTime, ...pinoLine } = JSON.parse(fromPino as string)
+    expect(builtLine).toEqual(pinoLine)
+    expect(Object.keys(JSON.parse(built as string))).toEqual(Object.keys(JSON.parse(fromPino as string)))
+    expect(Math.abs(builtTime - pinoTime)).toBeLessThan(1000)
+  })
+
+  it('of a request go through the logger itself when it does not write to a LineBatch', () => {
+    const written: string[] = []
+    const logger = pino({ level: 'info' }, { write: (line: string) => written.push(line) })
+    accessLine(logger)({ reqId: 'r', method: 'POST', url: '/v1/x', status: 201, ms: 1 })
+    expect(written.map((line) => JSON.parse(line))).toMatchObject([
+      { level: 30, reqId: 'r', method: 'POST', url: '/v1/x', status: 201, ms: 1, msg: 'request' },
+    ])
+  })
+})
