@@ -1,5 +1,5 @@
 import type { Kysely, Updateable } from 'kysely'
-import { type DocumentPage, runCompiled, runDocumentPage, runInsert } from './compiled.js'
+import { type DocumentPage, findCompiled, runDocumentPage, runInsert } from './compiled.js'
 import type { ApplicationRow, ApplicationsTable, Database, NewApplication } from './tables.js'
 
 type Db = Kysely<Database>
@@ -30,7 +30,7 @@ export async function findApplicationDocument(
 ): Promise<{ etag: string; doc: string } | undefined> {
   const build = () =>
     db.selectFrom('applications').select(['etag', 'doc']).where('workspace_id', '=', '').where('id', '=', '')
-  return (await runCompiled(db, 'findApplicationDocument', build, [workspaceId, id]))[0]
+  return findCompiled(db, 'findApplicationDocument', build, [workspaceId, id])
 }
 
 /** With `lock`, the row stays locked until the surrounding transaction ends (PostgreSQL). */
@@ -43,7 +43,7 @@ export async function findApplication(
   const query = (ws: string, app: string) =>
     db.selectFrom('applications').selectAll().where('workspace_id', '=', ws).where('id', '=', app)
   if (lock) return query(workspaceId, id).forUpdate().executeTakeFirst()
-  return (await runCompiled(db, 'findApplication', () => query('', ''), [workspaceId, id]))[0]
+  return findCompiled(db, 'findApplication', () => query('', ''), [workspaceId, id])
 }
 
 export async function applicationExists(db: Db, workspaceId: string, id: string): Promise<boolean> {

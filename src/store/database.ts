@@ -73,6 +73,7 @@ export function withStatementCache(database: SQLite.Database) {
       statement.run(...parameters)
       return []
     },
+    first: (text, parameters) => prepare(text).get(...parameters),
     column: (text, parameters) => prepare(text, true).all(...parameters),
     snapshot: <T>(read: () => T) => inTransaction(read) as T,
   }
@@ -126,6 +127,10 @@ export function withTurnSnapshots(database: SQLite.Database, writerStatements: (
     run(text, parameters) {
       ensure()
       return cached.direct.run(text, parameters)
+    },
+    first(text, parameters) {
+      ensure()
+      return cached.direct.first(text, parameters)
     },
     column(text, parameters) {
       ensure()

@@ -1,5 +1,5 @@
 import type { Insertable, Kysely, Updateable } from 'kysely'
-import { type DocumentPage, runCompiled, runDocumentPage, runInsert } from './compiled.js'
+import { type DocumentPage, findCompiled, runDocumentPage, runInsert } from './compiled.js'
 import type {
   Database,
   NewPolicy,
@@ -77,7 +77,7 @@ export async function findPolicyDocument(
       .where('workspace_id', '=', '')
       .where('application_id', '=', '')
       .where('id', '=', '')
-  return (await runCompiled(db, 'findPolicyDocument', build, [workspaceId, applicationId, id]))[0]
+  return findCompiled(db, 'findPolicyDocument', build, [workspaceId, applicationId, id])
 }
 
 /** With `lock`, the row stays locked until the surrounding transaction ends (PostgreSQL). */
@@ -96,7 +96,7 @@ export async function findPolicy(
       .where('application_id', '=', app)
       .where('id', '=', policy)
   if (lock) return query(workspaceId, applicationId, id).forUpdate().executeTakeFirst()
-  return (await runCompiled(db, 'findPolicy', () => query('', '', ''), [workspaceId, applicationId, id]))[0]
+  return findCompiled(db, 'findPolicy', () => query('', '', ''), [workspaceId, applicationId, id])
 }
 
 /** One page of an application's policies in creation order, as stored JSON texts. */
