@@ -92,8 +92,8 @@ export function accessLine(logger: FastifyBaseLogger): (fields: AccessFields) =>
 /**
  * JSON logs on standard output; human-readable only when a person is watching a terminal. JSON
  * lines are handed on once per turn of the event loop (LineBatch) and written synchronously in
- * blocks of 8 KiB, and at least every 100 ms: no write call per line, and no hand-over to a
- * thread per block. `server.ts` flushes them on a graceful stop.
+ * blocks of 8 KiB, at least every 100 ms, and when the process exits: no write call per line,
+ * and no hand-over to a thread per block.
  */
 export function createLogger(level: LogLevel, pretty = process.stdout.isTTY === true): Logger {
   const options = {
@@ -107,5 +107,7 @@ export function createLogger(level: LogLevel, pretty = process.stdout.isTTY === 
     })
   const lines = new LineBatch(pino.destination({ dest: 1, sync: true, minLength: 8192 }))
   setInterval(() => lines.flushSync(), 100).unref()
+  // Whatever way the process ends (a stop, a fatal error, process.exit), its last lines are written.
+  process.on('exit', () => lines.flushSync())
   return pino(options, lines)
 }

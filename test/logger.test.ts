@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -90,5 +91,39 @@ describe('log lines', () => {
     expect(written.map((line) => JSON.parse(line))).toMatchObject([
       { level: 30, reqId: 'r', method: 'POST', url: '/v1/x', status: 201, ms: 1, msg: 'request' },
     ])
+  })
+
+  // The server's logger, in a process of its own (from the built code, as `warden serve` runs it).
+  const lastLines = (ending: string) => {
+    const logger = new URL('../dist/logger.js', import.meta.url).href
+    const script = `import { createLogger } from '${logger}'
+      const log = createLogger('info', false)
+      log.info({ step: 1 }, 'first')
+      log.warn({ step: 2 }, 'second')
+      ${ending}`
+    return spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })
+  }
+
+  it('are all written when the process exits at once', () => {
+    const ended = lastLines('process.exit(3)')
+    expect(ended.status).toBe(3)
+    expect(
+      ended.stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line).msg),
+    ).toEqual(['first', 'second'])
+  })
+
+  it('are all written when the process dies of an uncaught error', () => {
+    const ended = lastLines("setImmediate(() => { throw new Error('boom') })")
+    expect(ended.status).not.toBe(0)
+    expect(ended.stderr).toContain('boom')
+    expect(
+      ended.stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line).msg),
+    ).toEqual(['first', 'second'])
   })
 })
