@@ -2,12 +2,19 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { AppError } from '../errors.js'
 import { errorResponses } from '../http/openapi.js'
+import { sendJson } from '../http/send.js'
 import type { Store } from '../store/database.js'
 
 const StatusSchema = Type.Object(
   { status: Type.String({ description: 'ok when healthy.', examples: ['ok'] }) },
   { additionalProperties: false },
 )
+
+/**
+ * The answer of a healthy /healthz or /readyz, sent as text: the first health check after start-up
+ * does not wait for a serialiser to be compiled.
+ */
+const OK = JSON.stringify({ status: 'ok' })
 
 /** Unauthenticated operational endpoints: liveness, readiness, the OpenAPI document. */
 export const operationsRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { store }) => {
@@ -22,7 +29,7 @@ export const operationsRoutes: FastifyPluginAsync<{ store: Store }> = async (app
         response: { 200: StatusSchema },
       },
     },
-    async () => ({ status: 'ok' }),
+    async (_request, reply) => sendJson(reply, OK),
   )
 
   app.get(
@@ -37,13 +44,13 @@ export const operationsRoutes: FastifyPluginAsync<{ store: Store }> = async (app
         response: { 200: StatusSchema, ...errorResponses(503) },
       },
     },
-    async () => {
+    async (_request, reply) => {
       try {
         await store.ping()
       } catch {
         throw new AppError('unavailable', 'The store is unreachable')
       }
-      return { status: 'ok' }
+      return sendJson(reply, OK)
     },
   )
 
