@@ -1,11 +1,11 @@
-// Builds dist/ when it is missing or older than any source file, so `npm start` always runs
-// the code in src/.
+// Builds dist/ (tsc, then the bundle bin/warden.js runs) when it is missing or older than any
+// source file, so `npm start` always runs the code in src/.
 import { execFileSync } from 'node:child_process'
 import { existsSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 
 const root = new URL('..', import.meta.url).pathname
-const built = join(root, 'dist', 'cli.js')
+const built = join(root, 'dist', 'warden.mjs')
 
 function newest(dir) {
   let latest = 0
@@ -26,4 +26,5 @@ if (!existsSync(built) || statSync(built).mtimeMs < sources) {
       stdio: 'inherit',
     },
   )
+  execFileSync(process.execPath, [join(root, 'scripts', 'bundle.mjs')], { stdio: 'inherit' })
 }
