@@ -4,6 +4,7 @@
 //   npm run bench                                   SQLite (and PostgreSQL with --postgres URL)
 //   node bench/run.mjs --rounds 5 --duration 10 --connections 64 --postgres postgres://…/test
 //   node bench/run.mjs --sqlite-file /path/big.db   an existing (for example seeded) store
+//   node bench/run.mjs --env LOG_LEVEL=warn         Warden with extra environment: what a feature costs
 //
 // Where taskset exists, the load generator runs on core 0 and the server on core 1.
 import { execFileSync, spawn } from 'node:child_process'
@@ -23,10 +24,19 @@ const { values: opts } = parseArgs({
     connections: { type: 'string', default: '32' },
     postgres: { type: 'string' },
     'sqlite-file': { type: 'string' },
-    'no-baseline-pin': { type: 'boolean', default: false },
     label: { type: 'string', default: '' },
+    // Extra environment for Warden (KEY=VALUE, repeatable), to measure what a feature costs; a run
+    // with any is not the budget's configuration and says so.
+    env: { type: 'string', multiple: true, default: [] },
   },
 })
+const EXTRA_ENV = Object.fromEntries(
+  opts.env.map((pair) => {
+    const at = pair.indexOf('=')
+    if (at < 1) throw new Error(`--env takes KEY=VALUE, got "${pair}"`)
+    return [pair.slice(0, at), pair.slice(at + 1)]
+  }),
+)
 const ROUNDS = Number(opts.rounds)
 const DURATION = Number(opts.duration)
 const CONNECTIONS = Number(opts.connections)
@@ -103,13 +113,13 @@ async function sampleRss(pid, during) {
   }
 }
 
-function load({ port, requests, rate }) {
+function load({ port, requests, rate, duration = DURATION }) {
   return new Promise((resolve, reject) => {
     autocannon(
       {
         url: `http://127.0.0.1:${port}`,
         connections: CONNECTIONS,
-        duration: DURATION,
+        duration,
         requests,
         ...(rate ? { overallRate: rate } : {}),
       },
@@ -169,27 +179,55 @@ function cpuSeconds(pid) {
   }
 }
 
+/** One measured round of a case: autocannon's figures, server CPU per request, peak RSS. */
+async function round(port, pid, c) {
+  const cpuBefore = cpuSeconds(pid)
+  const { result, peakRssMb } = await sampleRss(pid, () => load({ port, requests: c.requests() }))
+  const cpuUs = ((cpuSeconds(pid) - cpuBefore) * 1e6) / result.requests.total
+  return {
+    cpuUs,
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts + result.non2xx,
+    peakRssMb,
+  }
+}
+
+/** One second of load before a case is measured, so that no round measures a cold JIT. */
+const warmUp = (port, c) => load({ port, requests: c.requests(), duration: 1 })
+
+/**
+ * The baseline server runs for the whole benchmark, and every measured round of every case comes
+ * right after a baseline round of its own. A case's ratio is the median of its rounds' ratios to
+ * those adjacent baseline rounds: this machine's speed drifts by tens of percent within minutes,
+ * and a ratio of figures measured minutes apart would measure the drift.
+ */
+const baseline = {
+  server: undefined,
+  rounds: [],
+  case: {
+    requests: () => [
+      { method: 'POST', path: '/echo', headers: { 'content-type': 'application/json' }, body: APP_BODY },
+    ],
+  },
+}
+
 async function measureCase(port, pid, c) {
+  await warmUp(port, c)
   const rounds = []
   for (let i = 0; i < ROUNDS; i++) {
-    const cpuBefore = cpuSeconds(pid)
-    const { result, peakRssMb } = await sampleRss(pid, () => load({ port, requests: c.requests() }))
-    const cpuUs = ((cpuSeconds(pid) - cpuBefore) * 1e6) / result.requests.total
-    const errors = result.errors + result.timeouts + result.non2xx
-    rounds.push({
-      cpuUs,
-      rps: result.requests.average,
-      p50: result.latency.p50,
-      p99: result.latency.p99,
-      errors,
-      peakRssMb,
-    })
+    const base = await round(baseline.server.port, baseline.server.proc.pid, baseline.case)
+    baseline.rounds.push(base)
+    const measured = await round(port, pid, c)
+    rounds.push({ ...measured, baselineRps: base.rps, ratio: measured.rps / base.rps })
   }
   return rounds
 }
 
-function summarise(name, rounds, baselineRps) {
+function summarise(name, rounds) {
   const rps = median(rounds.map((r) => r.rps))
+  const paired = rounds.every((r) => r.ratio !== undefined)
   return {
     case: name,
     rps,
@@ -200,11 +238,14 @@ function summarise(name, rounds, baselineRps) {
     p99: median(rounds.map((r) => r.p99)),
     errors: rounds.reduce((a, r) => a + r.errors, 0),
     peakRssMb: Math.max(...rounds.map((r) => r.peakRssMb)),
-    ratio: baselineRps ? rps / baselineRps : 1,
+    ratio: paired ? median(rounds.map((r) => r.ratio)) : 1,
+    ratioMin: paired ? Math.min(...rounds.map((r) => r.ratio)) : 1,
+    ratioMax: paired ? Math.max(...rounds.map((r) => r.ratio)) : 1,
+    baselineRps: paired ? median(rounds.map((r) => r.baselineRps)) : rps,
   }
 }
 
-async function benchStore(label, env, baselineRps, budget) {
+async function benchStore(label, env, budget) {
   const adminKey = `bench-admin-${randomBytes(16).toString('hex')}`
   // Started exactly as `npm start` starts it (package.json), V8 flags included.
   const server = await startProcess([...START_FLAGS, 'bin/warden.js', 'serve'], {
@@ -212,6 +253,7 @@ async function benchStore(label, env, baselineRps, budget) {
     WARDEN_ADMIN_KEY: adminKey,
     // Rate limiting stays on, with a limit no run can reach.
     RATE_LIMIT_PER_MINUTE: '100000000',
+    ...EXTRA_ENV,
   })
   const auth = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' }
   const base = `http://127.0.0.1:${server.port}`
@@ -249,22 +291,25 @@ async function benchStore(label, env, baselineRps, budget) {
     },
   ]
   const rows = []
-  for (const c of cases)
-    rows.push(summarise(c.name, await measureCase(server.port, server.proc.pid, c), baselineRps))
+  for (const c of cases) rows.push(summarise(c.name, await measureCase(server.port, server.proc.pid, c)))
 
-  // Latency under a steady load at half the measured peak rate of each write and read.
+  // Latency under a steady load at half the measured peak rate of each write and read, and the
+  // baseline's under the same offered load right before: the machine's own tail latency.
   const steady = []
   for (const c of [cases[0], cases[2]]) {
-    const peak = rows.find((r) => r.case === c.name).rps
+    const rate = Math.round(rows.find((r) => r.case === c.name).rps / 2)
+    const alone = await load({ port: baseline.server.port, requests: baseline.case.requests(), rate })
     const { result } = await sampleRss(server.proc.pid, () =>
-      load({ port: server.port, requests: c.requests(), rate: Math.round(peak / 2) }),
+      load({ port: server.port, requests: c.requests(), rate }),
     )
     steady.push({
       case: c.name,
-      rate: Math.round(peak / 2),
+      rate,
       p50: result.latency.p50,
       p99: result.latency.p99,
       errors: result.non2xx + result.errors,
+      baselineP50: alone.latency.p50,
+      baselineP99: alone.latency.p99,
     })
   }
   server.proc.kill('SIGTERM')
@@ -286,26 +331,29 @@ async function benchStore(label, env, baselineRps, budget) {
 
 /**
  * The store's share of the limit: bench/floor-server.mjs does the durable insert of a create and
- * the read of a get as Warden does on SQLite, with no framework, validation, auth or logging.
+ * the reads of a get and of a list page as Warden does on SQLite, with no validation, auth,
+ * logging or rate limit; once behind node:http and once behind a bare Fastify instance.
  */
-async function measureFloor(baselineRps) {
-  const server = await startProcess(['bench/floor-server.mjs'], {}, '/v1/applications/none')
+async function measureFloor(http) {
+  const server = await startProcess(['bench/floor-server.mjs'], { FLOOR_HTTP: http }, '/v1/applications/none')
   const json = { 'content-type': 'application/json' }
-  await fetch(`http://127.0.0.1:${server.port}/v1/applications`, {
-    method: 'POST',
-    headers: json,
-    body: JSON.stringify({ id: 'bench', name: 'Bench', description: '' }),
-  })
+  const post = (body) =>
+    fetch(`http://127.0.0.1:${server.port}/v1/applications`, { method: 'POST', headers: json, body })
+  await post(JSON.stringify({ id: 'bench', name: 'Bench', description: '' }))
+  for (let i = 0; i < 50; i++) await post(APP_BODY)
   const cases = [
     {
-      name: 'floor: durable insert',
+      name: `floor (${http}): durable insert`,
       requests: () => [{ method: 'POST', path: '/v1/applications', headers: json, body: APP_BODY }],
     },
-    { name: 'floor: read one', requests: () => [{ method: 'GET', path: '/v1/applications/bench' }] },
+    {
+      name: `floor (${http}): read one`,
+      requests: () => [{ method: 'GET', path: '/v1/applications/bench' }],
+    },
+    { name: `floor (${http}): page of 50`, requests: () => [{ method: 'GET', path: '/v1/applications' }] },
   ]
   const rows = []
-  for (const c of cases)
-    rows.push(summarise(c.name, await measureCase(server.port, server.proc.pid, c), baselineRps))
+  for (const c of cases) rows.push(summarise(c.name, await measureCase(server.port, server.proc.pid, c)))
   server.proc.kill('SIGTERM')
   await new Promise((resolve) => server.proc.on('exit', resolve))
   return rows
@@ -313,23 +361,26 @@ async function measureFloor(baselineRps) {
 
 const fmt = (n, d = 0) => n.toFixed(d)
 
-function table(result, baseline) {
-  const lines = [
-    `| case | req/s (median) | spread (min–max) | × baseline | p50 ms | p99 ms | errors | peak RSS MB | server CPU µs/req |`,
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
-    `| baseline node:http | ${fmt(baseline.rps)} | ${fmt(baseline.rpsMin)}–${fmt(baseline.rpsMax)} | 1.00 | ${baseline.p50} | ${baseline.p99} | ${baseline.errors} | ${fmt(baseline.peakRssMb)} | ${fmt(baseline.cpuUs)} |`,
-  ]
-  for (const r of result.rows) {
-    lines.push(
-      `| ${r.case} | ${fmt(r.rps)} | ${fmt(r.rpsMin)}–${fmt(r.rpsMax)} | ${fmt(r.ratio, 2)} | ${r.p50} | ${r.p99} | ${r.errors} | ${fmt(r.peakRssMb)} | ${fmt(r.cpuUs)} |`,
-    )
-  }
+const HEADER = [
+  '| case | req/s (median) | spread (min–max) | × baseline (median, spread) | p50 ms | p99 ms | errors | peak RSS MB | server CPU µs/req |',
+  '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+]
+
+const row = (r) =>
+  `| ${r.case} | ${fmt(r.rps)} | ${fmt(r.rpsMin)}–${fmt(r.rpsMax)} | ${fmt(r.ratio, 2)} (${fmt(r.ratioMin, 2)}–${fmt(r.ratioMax, 2)}) | ${r.p50} | ${r.p99} | ${r.errors} | ${fmt(r.peakRssMb)} | ${fmt(r.cpuUs)} |`
+
+function table(result) {
+  const lines = [...HEADER]
+  for (const r of result.rows) lines.push(row(r))
   lines.push(
     '',
-    '| steady load at half the peak rate | req/s offered | p50 ms | p99 ms | errors |',
-    '|---|---:|---:|---:|---:|',
+    '| steady load at half the peak rate | req/s offered | p50 ms | p99 ms | errors | baseline at the same rate: p50 / p99 ms |',
+    '|---|---:|---:|---:|---:|---:|',
   )
-  for (const s of result.steady) lines.push(`| ${s.case} | ${s.rate} | ${s.p50} | ${s.p99} | ${s.errors} |`)
+  for (const s of result.steady)
+    lines.push(
+      `| ${s.case} | ${s.rate} | ${s.p50} | ${s.p99} | ${s.errors} | ${s.baselineP50} / ${s.baselineP99} |`,
+    )
   lines.push(
     '',
     `Start-up to a 200 from /healthz on the populated store (median of 3): ${fmt(result.startupMs)} ms`,
@@ -369,32 +420,21 @@ function checkBudget(result) {
 }
 
 async function main() {
-  if (!existsSync(join(root, 'dist', 'cli.js'))) throw new Error('run `npm run build` first')
+  if (!existsSync(join(root, 'dist', 'warden.mjs'))) throw new Error('run `npm run build` first')
   const command = `node bench/run.mjs ${process.argv.slice(2).join(' ')}`.trim()
   console.log(
     `Warden benchmark: ${ROUNDS} rounds × ${DURATION} s, ${CONNECTIONS} connections, ${hasTaskset ? 'load on core 0, server on core 1' : 'no taskset: unpinned'}`,
   )
 
-  const baselineServer = await startProcess(['bench/baseline-server.mjs'], {}, '/')
-  const baselineRounds = await measureCase(baselineServer.port, baselineServer.proc.pid, {
-    requests: () => [
-      { method: 'POST', path: '/echo', headers: { 'content-type': 'application/json' }, body: APP_BODY },
-    ],
-  })
-  baselineServer.proc.kill('SIGTERM')
-  const baseline = summarise('baseline node:http', baselineRounds)
-  const floor = await measureFloor(baseline.rps)
+  baseline.server = await startProcess(['bench/baseline-server.mjs'], {}, '/')
+  await warmUp(baseline.server.port, baseline.case)
+  const floor = [...(await measureFloor('node:http')), ...(await measureFloor('fastify'))]
 
   const results = []
   const dir = mkdtempSync(join(tmpdir(), 'warden-bench-'))
   const sqliteFile = opts['sqlite-file'] ?? join(dir, 'bench.db')
   results.push(
-    await benchStore(
-      'SQLite (WAL, synchronous=FULL)',
-      { DATABASE_URL: `sqlite:${sqliteFile}` },
-      baseline.rps,
-      true,
-    ),
+    await benchStore('SQLite (WAL, synchronous=FULL)', { DATABASE_URL: `sqlite:${sqliteFile}` }, true),
   )
   if (!opts['sqlite-file']) {
     const size = ['', '-wal']
@@ -410,33 +450,40 @@ async function main() {
     const url = new URL(opts.postgres)
     url.searchParams.set('options', `-c search_path=${schema}`)
     try {
-      results.push(await benchStore('PostgreSQL', { DATABASE_URL: url.toString() }, baseline.rps, false))
+      results.push(await benchStore('PostgreSQL', { DATABASE_URL: url.toString() }, false))
     } finally {
       await client.query(`drop schema ${schema} cascade`)
       await client.end()
     }
   }
   rmSync(dir, { recursive: true, force: true })
+  baseline.server.proc.kill('SIGTERM')
+  const base = summarise('baseline node:http', baseline.rounds)
 
   const stamp = new Date().toISOString().replace(/[:.]/g, '-')
   const md = [`# Warden benchmark ${new Date().toISOString()}`, '', `Command: \`${command}\``, '']
   md.push(
-    '## The store without a framework (bench/floor-server.mjs)',
+    `Each case's ratio is the median of its rounds' ratios to the baseline round measured just before`,
+    `each of them. The baseline (bench/baseline-server.mjs: a bare node:http server that parses a JSON`,
+    `body and answers JSON) measured ${fmt(base.rps)} req/s (median of ${baseline.rounds.length} rounds, ${fmt(base.rpsMin)}–${fmt(base.rpsMax)}),`,
+    `p50 ${base.p50} ms, p99 ${base.p99} ms, ${base.errors} errors, peak RSS ${fmt(base.peakRssMb)} MB, ${fmt(base.cpuUs)} µs of server CPU a request.`,
     '',
-    'The durable insert of a create and the read of a get as Warden does them on SQLite, in a bare',
-    'node:http server: what the disk and SQLite leave of the baseline before any of Warden runs.',
+    '## The store without Warden (bench/floor-server.mjs)',
     '',
-    '| case | req/s (median) | spread (min–max) | × baseline | p50 ms | p99 ms | errors | server CPU µs/req |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|',
-    ...floor.map(
-      (r) =>
-        `| ${r.case} | ${fmt(r.rps)} | ${fmt(r.rpsMin)}–${fmt(r.rpsMax)} | ${fmt(r.ratio, 2)} | ${r.p50} | ${r.p99} | ${r.errors} | ${fmt(r.cpuUs)} |`,
-    ),
+    'The durable insert of a create and the reads of a get and of a list page as Warden does them on',
+    'SQLite, with no validation, auth, rate limit or logging: behind a bare node:http server, then',
+    'behind a bare Fastify instance. What the disk and SQLite, then the framework, leave of the',
+    'baseline before any of Warden runs.',
+    '',
+    ...HEADER,
+    ...floor.map(row),
     '',
   )
   for (const r of results) {
-    md.push(`## ${r.label}`, '', table(r, baseline), '')
-    if (r.budget) md.push('Budget:', '', ...checkBudget(r).map((l) => `    ${l}`), '')
+    md.push(`## ${r.label}`, '', table(r), '')
+    if (r.budget && Object.keys(EXTRA_ENV).length > 0)
+      md.push(`Not the budget's configuration: Warden ran with ${opts.env.join(' ')}.`, '')
+    else if (r.budget) md.push('Budget:', '', ...checkBudget(r).map((l) => `    ${l}`), '')
   }
   const text = md.join('\n')
   console.log(`\n${text}`)
@@ -444,7 +491,7 @@ async function main() {
   const name = `${stamp}${opts.label ? `-${opts.label}` : ''}`
   writeFileSync(
     join(root, 'bench', 'results', `${name}.json`),
-    `${JSON.stringify({ command, baseline, floor, results }, null, 2)}\n`,
+    `${JSON.stringify({ command, baseline: { ...base, rounds: baseline.rounds }, floor, results }, null, 2)}\n`,
   )
   writeFileSync(join(root, 'bench', 'results', `${name}.md`), `${text}\n`)
   writeFileSync(join(root, 'bench', 'results', 'latest.md'), `${text}\n`)
