@@ -1,0 +1,181 @@
+#!/usr/bin/env node
+// Compares two builds of Warden (or one build under two environments) on one case, at the same
+// time: both servers run on core 1, each under its own wrk on core 0, and the kernel shares the
+// core between them. The throughput ratio is then the inverse ratio of their CPU cost per
+// request, measured under the same conditions at every instant; the machine's drift, which
+// moves a standalone figure by tens of percent within minutes, cancels out. Two copies of the
+// same build measure within 5% of each other here, the slot of a server counting for part of
+// that: run both orders (swap --a and --b) and compare their medians.
+//
+//   node bench/ab.mjs --a /path/to/checkout-a --b /path/to/checkout-b --case get
+//   node bench/ab.mjs --a . --b . --b-env LOG_LEVEL=warn --case post --rounds 5
+//
+// Each checkout must be built (`npm run build`). Needs wrk and taskset (Debian: wrk, util-linux).
+import { execFileSync, spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+
+const { values: opts } = parseArgs({
+  options: {
+    a: { type: 'string', default: '.' },
+    b: { type: 'string', default: '.' },
+    'a-env': { type: 'string', multiple: true, default: [] },
+    'b-env': { type: 'string', multiple: true, default: [] },
+    case: { type: 'string', default: 'get' },
+    rounds: { type: 'string', default: '4' },
+    duration: { type: 'string', default: '5' },
+    connections: { type: 'string', default: '32' },
+  },
+})
+
+const CASES = {
+  get: { method: 'GET', path: () => '/v1/applications/bench' },
+  list: { method: 'GET', path: () => '/v1/applications?limit=50' },
+  post: { method: 'POST', path: () => '/v1/applications', body: true },
+}
+const chosen = CASES[opts.case]
+if (!chosen) throw new Error(`--case must be one of ${Object.keys(CASES).join(', ')}`)
+
+const APP_BODY = JSON.stringify({
+  name: 'Support bot',
+  description: 'Answers customer questions about orders and returns.',
+  provider: 'openai',
+  model: 'gpt-4o',
+  parameters: { system_prompt: 'You are a helpful support agent.', temperature: 0.2, max_tokens: 1024 },
+})
+const key = `bench-ab-${randomBytes(16).toString('hex')}`
+const dir = mkdtempSync(join(tmpdir(), 'warden-ab-'))
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+const envPairs = (pairs) =>
+  Object.fromEntries(pairs.map((p) => [p.slice(0, p.indexOf('=')), p.slice(p.indexOf('=') + 1)]))
+const freePort = () =>
+  new Promise((done) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address()
+      probe.close(() => done(port))
+    })
+  })
+const cpuSeconds = (pid) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  return (Number(fields[11]) + Number(fields[12])) / 100
+}
+
+async function start(name, checkout, extraEnv) {
+  const root = resolve(checkout)
+  const port = await freePort()
+  const flags =
+    JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts.start.match(/--[\w-]+=\S+/g) ?? []
+  const proc = spawn(
+    'taskset',
+    ['-c', '1', process.execPath, ...flags, join(root, 'bin/warden.js'), 'serve'],
+    {
+      env: {
+        ...process.env,
+        PORT: String(port),
+        DATABASE_URL: `sqlite:${join(dir, `${name}.db`)}`,
+        WARDEN_ADMIN_KEY: key,
+        RATE_LIMIT_PER_MINUTE: '100000000',
+        ...extraEnv,
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  )
+  const base = `http://127.0.0.1:${port}`
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`${name} exited with ${proc.exitCode}`)
+    if (
+      await fetch(`${base}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      break
+    await sleep(20)
+  }
+  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
+  await fetch(`${base}/v1/applications`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ id: 'bench', name: 'Bench', description: '' }),
+  })
+  for (let i = 0; i < 50; i++)
+    await fetch(`${base}/v1/applications`, { method: 'POST', headers, body: APP_BODY })
+  const script = join(dir, `${name}.lua`)
+  writeFileSync(
+    script,
+    [
+      `wrk.method = "${chosen.method}"`,
+      'wrk.headers["content-type"] = "application/json"',
+      `wrk.headers["authorization"] = "Bearer ${key}"`,
+      chosen.body ? `wrk.body = ${JSON.stringify(APP_BODY)}` : '',
+    ].join('\n'),
+  )
+  return { name, proc, url: `${base}${chosen.path()}`, script }
+}
+
+const load = (server, seconds) =>
+  new Promise((done, fail) => {
+    const wrk = spawn('taskset', [
+      '-c',
+      '0',
+      'wrk',
+      '-t1',
+      `-c${opts.connections}`,
+      `-d${seconds}s`,
+      '-s',
+      server.script,
+      server.url,
+    ])
+    let out = ''
+    wrk.stdout.on('data', (d) => {
+      out += d
+    })
+    wrk.on('error', fail)
+    wrk.on('exit', () => {
+      const requests = Number(/(\d+) requests in/.exec(out)?.[1] ?? Number.NaN)
+      const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? Number.NaN)
+      done({ requests, rps, errors: /Non-2xx|Socket errors/.test(out) })
+    })
+  })
+
+try {
+  execFileSync('wrk', ['--version'], { stdio: 'ignore' })
+} catch (error) {
+  if (error.code === 'ENOENT') throw new Error('bench/ab.mjs needs wrk (apt-get install wrk)')
+}
+const servers = [
+  await start('a', opts.a, envPairs(opts['a-env'])),
+  await start('b', opts.b, envPairs(opts['b-env'])),
+]
+try {
+  await Promise.all(servers.map((s) => load(s, 2)))
+  const ratios = []
+  for (let round = 1; round <= Number(opts.rounds); round++) {
+    const cpu = servers.map((s) => cpuSeconds(s.proc.pid))
+    const results = await Promise.all(servers.map((s) => load(s, Number(opts.duration))))
+    const [a, b] = results.map((r, i) => ({
+      ...r,
+      cpuUs: ((cpuSeconds(servers[i].proc.pid) - cpu[i]) * 1e6) / r.requests,
+    }))
+    if (a.errors || b.errors) throw new Error('a server answered with errors; check its output')
+    ratios.push(b.rps / a.rps)
+    console.log(
+      `round ${round}: a ${a.rps.toFixed(0)} req/s, ${a.cpuUs.toFixed(1)} µs CPU/req | b ${b.rps.toFixed(0)} req/s, ${b.cpuUs.toFixed(1)} µs CPU/req | b/a ${(b.rps / a.rps).toFixed(3)}`,
+    )
+  }
+  const sorted = [...ratios].sort((x, y) => x - y)
+  const median =
+    sorted.length % 2
+      ? sorted[(sorted.length - 1) / 2]
+      : ((sorted[sorted.length / 2 - 1] ?? 0) + (sorted[sorted.length / 2] ?? 0)) / 2
+  console.log(
+    `${opts.case}: b/a median ${median.toFixed(3)} (${sorted[0].toFixed(3)}–${sorted[sorted.length - 1].toFixed(3)}) over ${ratios.length} rounds`,
+  )
+} finally {
+  for (const s of servers) s.proc.kill('SIGKILL')
+  rmSync(dir, { recursive: true, force: true })
+}
