@@ -18,6 +18,7 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
+import { APP_BODY } from './bodies.mjs'
 
 const { values: opts } = parseArgs({
   options: {
@@ -40,13 +41,6 @@ const CASES = {
 const chosen = CASES[opts.case]
 if (!chosen) throw new Error(`--case must be one of ${Object.keys(CASES).join(', ')}`)
 
-const APP_BODY = JSON.stringify({
-  name: 'Support bot',
-  description: 'Answers customer questions about orders and returns.',
-  provider: 'openai',
-  model: 'gpt-4o',
-  parameters: { system_prompt: 'You are a helpful support agent.', temperature: 0.2, max_tokens: 1024 },
-})
 const key = `bench-ab-${randomBytes(16).toString('hex')}`
 const dir = mkdtempSync(join(tmpdir(), 'warden-ab-'))
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))

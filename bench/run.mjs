@@ -16,6 +16,7 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
 import pg from 'pg'
+import { APP_BODY } from './bodies.mjs'
 
 const { values: opts } = parseArgs({
   options: {
@@ -134,13 +135,6 @@ const median = (xs) => {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2
 }
 
-const APP_BODY = JSON.stringify({
-  name: 'Support bot',
-  description: 'Answers customer questions about orders and returns.',
-  provider: 'openai',
-  model: 'gpt-4o',
-  parameters: { system_prompt: 'You are a helpful support agent.', temperature: 0.2, max_tokens: 1024 },
-})
 let policySeq = 0
 const run = randomBytes(3).toString('hex')
 /** A ≈1 KB policy with three rules and a fresh id per request. */

@@ -103,27 +103,22 @@ describe('log lines', () => {
       ${ending}`
     return spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })
   }
+  const messages = (stdout: string) =>
+    stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line).msg)
 
   it('are all written when the process exits at once', () => {
     const ended = lastLines('process.exit(3)')
     expect(ended.status).toBe(3)
-    expect(
-      ended.stdout
-        .trim()
-        .split('\n')
-        .map((line) => JSON.parse(line).msg),
-    ).toEqual(['first', 'second'])
+    expect(messages(ended.stdout)).toEqual(['first', 'second'])
   })
 
   it('are all written when the process dies of an uncaught error', () => {
     const ended = lastLines("setImmediate(() => { throw new Error('boom') })")
     expect(ended.status).not.toBe(0)
     expect(ended.stderr).toContain('boom')
-    expect(
-      ended.stdout
-        .trim()
-        .split('\n')
-        .map((line) => JSON.parse(line).msg),
-    ).toEqual(['first', 'second'])
+    expect(messages(ended.stdout)).toEqual(['first', 'second'])
   })
 })

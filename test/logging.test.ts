@@ -13,13 +13,19 @@ import { openStore } from '../src/store/database.js'
 import { migrateToLatest } from '../src/store/migrations.js'
 import { freshStoreConfig } from './helpers/stores.js'
 
+/** A fresh SQLite store with its services and a first admin key. */
+async function freshStore() {
+  const fresh = await freshStoreConfig('sqlite')
+  const store = openStore(fresh.config)
+  await migrateToLatest(store)
+  const services = createServices(store)
+  const { createdSecret } = await services.keys.bootstrap(null)
+  return { fresh, store, services, createdSecret }
+}
+
 describe('request logs', () => {
   it('write one line per request and never a secret', async () => {
-    const fresh = await freshStoreConfig('sqlite')
-    const store = openStore(fresh.config)
-    await migrateToLatest(store)
-    const services = createServices(store)
-    const { createdSecret } = await services.keys.bootstrap(null)
+    const { fresh, store, services, createdSecret } = await freshStore()
     const lines: string[] = []
     const sink = new Writable({
       write(chunk, _encoding, done) {
@@ -95,11 +101,7 @@ describe('request logs', () => {
   })
 
   it('write the access line of each request through the batched destination the server uses', async () => {
-    const fresh = await freshStoreConfig('sqlite')
-    const store = openStore(fresh.config)
-    await migrateToLatest(store)
-    const services = createServices(store)
-    const { createdSecret } = await services.keys.bootstrap(null)
+    const { fresh, store, services, createdSecret } = await freshStore()
     const dir = mkdtempSync(join(tmpdir(), 'warden-access-'))
     const file = join(dir, 'out.log')
     const lines = new LineBatch(pino.destination({ dest: file, sync: true }))
