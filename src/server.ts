@@ -33,8 +33,7 @@ export async function serve(config: Config): Promise<FastifyInstance> {
       await app.close()
       await store.close()
       logger.info('stopped')
-      // Logs are buffered: write out the last lines before exiting.
-      await new Promise<void>((resolve) => logger.flush(() => resolve()))
+      // The logger writes out the lines it still holds as the process exits (logger.ts).
       process.exit(0)
     } catch (error) {
       logger.error({ err: error }, 'error while stopping')

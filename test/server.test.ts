@@ -163,6 +163,17 @@ describe.each(STORE_KINDS)('warden serve, as a user runs it (%s)', (kind) => {
     expect(result.status).toBe(201)
     expect(JSON.parse(result.body).name).toBe('In flight')
     expect(await server.exited).toBe(0)
+    // Every log line reached standard output before the process ended: the in-flight request's
+    // access line, then the last one.
+    const logged = server
+      .stdout()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line))
+    expect(logged.find((line) => line.msg === 'request' && line.method === 'POST')).toMatchObject({
+      status: 201,
+    })
+    expect(logged.at(-1)).toMatchObject({ msg: 'stopped' })
     await expect(
       new Promise((resolve, reject) => {
         const socket = connect(server.port, '127.0.0.1')

@@ -32,7 +32,7 @@ export interface RunningServer {
   port: number
   /** Everything the process printed on standard output so far. */
   stdout(): string
-  /** Resolves with the exit code. */
+  /** Resolves with the exit code, once everything the process printed has been read. */
   exited: Promise<number | null>
   stop(signal?: NodeJS.Signals): Promise<number | null>
 }
@@ -51,7 +51,7 @@ export async function startServer(env: Record<string, string>): Promise<RunningS
   proc.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
     err += chunk
   })
-  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)))
+  const exited = new Promise<number | null>((resolve) => proc.once('close', (code) => resolve(code)))
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}\n${err}`)), 20_000)
     const check = () => {
