@@ -89,6 +89,12 @@ export function accessLine(logger: FastifyBaseLogger): (fields: AccessFields) =>
   }
 }
 
+/** The options of the server's logger; `accessLine` writes the lines they make pino write. */
+export const loggerOptions = (level: LogLevel) => ({
+  level,
+  redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' },
+})
+
 /**
  * JSON logs on standard output; human-readable only when a person is watching a terminal. JSON
  * lines are handed on once per turn of the event loop (LineBatch) and written synchronously in
@@ -96,10 +102,7 @@ export function accessLine(logger: FastifyBaseLogger): (fields: AccessFields) =>
  * and no hand-over to a thread per block.
  */
 export function createLogger(level: LogLevel, pretty = process.stdout.isTTY === true): Logger {
-  const options = {
-    level,
-    redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' },
-  }
+  const options = loggerOptions(level)
   if (pretty)
     return pino({
       ...options,

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pino from 'pino'
 import { afterAll, describe, expect, it } from 'vitest'
-import { accessLine, LineBatch } from '../src/logger.js'
+import { accessLine, LineBatch, loggerOptions } from '../src/logger.js'
 
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
 
@@ -62,7 +62,7 @@ describe('log lines', () => {
 
   it('of a request are the line pino writes for the same fields, and follow the level', async () => {
     const { lines, read } = open('access.log')
-    const logger = pino({ level: 'info' }, lines)
+    const logger = pino(loggerOptions('info'), lines)
     const fields = {
       reqId: 'r-"2"',
       method: 'GET',
