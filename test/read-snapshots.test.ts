@@ -27,6 +27,11 @@ const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
 describe('SQLite reads within one turn of the event loop', () => {
   let fresh: TestStoreConfig
   let store: Store
+  /** A second connection to the same file, as another process would open it. */
+  const connect = () => {
+    if (fresh.config.kind !== 'sqlite') throw new Error('a SQLite store was expected')
+    return new SQLite(fresh.config.path)
+  }
   beforeAll(async () => {
     fresh = await freshStoreConfig('sqlite')
     store = openStore(fresh.config)
@@ -56,7 +61,7 @@ describe('SQLite reads within one turn of the event loop', () => {
 
   it('see a commit made by another process from the next turn on', async () => {
     await nextTurn()
-    const other = new SQLite(fresh.config.kind === 'sqlite' ? fresh.config.path : '')
+    const other = connect()
     try {
       const find = () => findApplicationDocument(store.db, 'ws', 'elsewhere')
       expect(await find()).toBeUndefined()
@@ -79,7 +84,7 @@ describe('SQLite reads within one turn of the event loop', () => {
     await findApplicationDocument(store.db, 'ws', 'grouped')
     await nextTurn()
     await nextTurn()
-    const checkpoint = new SQLite(fresh.config.kind === 'sqlite' ? fresh.config.path : '')
+    const checkpoint = connect()
     try {
       const [result] = checkpoint.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[]
       expect(result?.busy).toBe(0)
