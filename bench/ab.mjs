@@ -9,87 +9,73 @@
 //
 //   node bench/ab.mjs --a /path/to/checkout-a --b /path/to/checkout-b --case get
 //   node bench/ab.mjs --a . --b . --b-env LOG_LEVEL=warn --case post --rounds 5
+//   node bench/ab.mjs --a . --b . --a-env METRICS_PORT=0 --case evaluate   (what metrics cost)
 //
 // Each checkout must be built (`npm run build`). Needs wrk and taskset (Debian: wrk, util-linux).
 import { execFileSync, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { parseArgs } from 'node:util'
 import { APP_BODY } from './bodies.mjs'
+import { benchArgs, cpuSeconds, envPairs, freePort, median, startFlags, startProcess } from './lib.mjs'
 
-const { values: opts } = parseArgs({
-  options: {
+const EVALUATION_BODY = JSON.stringify({
+  messages: [
+    { role: 'user', content: 'Where is my order 1042? My e-mail is jo@example.com.' },
+    { role: 'assistant', content: 'It ships today; the tracking link went to your address.' },
+  ],
+})
+const EVALUATION_POLICY = JSON.stringify({
+  id: 'bench',
+  rules: [
+    { type: 'pii' },
+    { type: 'keywords', flagged: ['refund guarantee'] },
+    { type: 'regex', value: 'order [0-9]{6}' },
+    { type: 'length', value: '4000' },
+    { type: 'prompt_injection' },
+  ],
+  target: ['input', 'output'],
+})
+
+const { opts } = benchArgs(
+  { rounds: '4' },
+  {
     a: { type: 'string', default: '.' },
     b: { type: 'string', default: '.' },
     'a-env': { type: 'string', multiple: true, default: [] },
     'b-env': { type: 'string', multiple: true, default: [] },
     case: { type: 'string', default: 'get' },
-    rounds: { type: 'string', default: '4' },
-    duration: { type: 'string', default: '5' },
-    connections: { type: 'string', default: '32' },
   },
-})
+)
 
 const CASES = {
   get: { method: 'GET', path: () => '/v1/applications/bench' },
   list: { method: 'GET', path: () => '/v1/applications?limit=50' },
   post: { method: 'POST', path: () => '/v1/applications', body: true },
+  // One conversation against a policy of five offline rules, logged before it is answered.
+  evaluate: { method: 'POST', path: () => '/v1/applications/bench/evaluations', body: EVALUATION_BODY },
 }
 const chosen = CASES[opts.case]
 if (!chosen) throw new Error(`--case must be one of ${Object.keys(CASES).join(', ')}`)
 
 const key = `bench-ab-${randomBytes(16).toString('hex')}`
 const dir = mkdtempSync(join(tmpdir(), 'warden-ab-'))
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
-const envPairs = (pairs) =>
-  Object.fromEntries(pairs.map((p) => [p.slice(0, p.indexOf('=')), p.slice(p.indexOf('=') + 1)]))
-const freePort = () =>
-  new Promise((done) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address()
-      probe.close(() => done(port))
-    })
-  })
-const cpuSeconds = (pid) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
-  return (Number(fields[11]) + Number(fields[12])) / 100
-}
 
 async function start(name, checkout, extraEnv) {
   const root = resolve(checkout)
-  const port = await freePort()
-  const flags =
-    JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts.start.match(/--[\w-]+=\S+/g) ?? []
-  const proc = spawn(
-    'taskset',
-    ['-c', '1', process.execPath, ...flags, join(root, 'bin/warden.js'), 'serve'],
+  const { proc, base } = await startProcess(
+    [...startFlags(root), join(root, 'bin/warden.js'), 'serve'],
     {
-      env: {
-        ...process.env,
-        PORT: String(port),
-        DATABASE_URL: `sqlite:${join(dir, `${name}.db`)}`,
-        WARDEN_ADMIN_KEY: key,
-        RATE_LIMIT_PER_MINUTE: '100000000',
-        ...extraEnv,
-      },
-      stdio: ['ignore', 'ignore', 'inherit'],
+      DATABASE_URL: `sqlite:${join(dir, `${name}.db`)}`,
+      WARDEN_ADMIN_KEY: key,
+      RATE_LIMIT_PER_MINUTE: '100000000',
+      // Two servers run at once: each its own metrics port (METRICS_PORT=0 in --a-env or --b-env turns them off).
+      METRICS_PORT: String(await freePort()),
+      ...extraEnv,
     },
+    { cwd: root },
   )
-  const base = `http://127.0.0.1:${port}`
-  for (;;) {
-    if (proc.exitCode !== null) throw new Error(`${name} exited with ${proc.exitCode}`)
-    if (
-      await fetch(`${base}/healthz`).then(
-        (r) => r.ok,
-        () => false,
-      )
-    )
-      break
-    await sleep(20)
-  }
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
   await fetch(`${base}/v1/applications`, {
     method: 'POST',
@@ -98,6 +84,7 @@ async function start(name, checkout, extraEnv) {
   })
   for (let i = 0; i < 50; i++)
     await fetch(`${base}/v1/applications`, { method: 'POST', headers, body: APP_BODY })
+  await fetch(`${base}/v1/applications/bench/policies`, { method: 'POST', headers, body: EVALUATION_POLICY })
   const script = join(dir, `${name}.lua`)
   writeFileSync(
     script,
@@ -105,7 +92,7 @@ async function start(name, checkout, extraEnv) {
       `wrk.method = "${chosen.method}"`,
       'wrk.headers["content-type"] = "application/json"',
       `wrk.headers["authorization"] = "Bearer ${key}"`,
-      chosen.body ? `wrk.body = ${JSON.stringify(APP_BODY)}` : '',
+      chosen.body ? `wrk.body = ${JSON.stringify(chosen.body === true ? APP_BODY : chosen.body)}` : '',
     ].join('\n'),
   )
   return { name, proc, url: `${base}${chosen.path()}`, script }
@@ -162,12 +149,8 @@ try {
     )
   }
   const sorted = [...ratios].sort((x, y) => x - y)
-  const median =
-    sorted.length % 2
-      ? sorted[(sorted.length - 1) / 2]
-      : ((sorted[sorted.length / 2 - 1] ?? 0) + (sorted[sorted.length / 2] ?? 0)) / 2
   console.log(
-    `${opts.case}: b/a median ${median.toFixed(3)} (${sorted[0].toFixed(3)}–${sorted[sorted.length - 1].toFixed(3)}) over ${ratios.length} rounds`,
+    `${opts.case}: b/a median ${median(ratios).toFixed(3)} (${sorted[0].toFixed(3)}–${sorted[sorted.length - 1].toFixed(3)}) over ${ratios.length} rounds`,
   )
 } finally {
   for (const s of servers) s.proc.kill('SIGKILL')

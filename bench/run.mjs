@@ -7,22 +7,28 @@
 //   node bench/run.mjs --env LOG_LEVEL=warn         Warden with extra environment: what a feature costs
 //
 // Where taskset exists, the load generator runs on core 0 and the server on core 1.
-import { execFileSync, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { parseArgs } from 'node:util'
-import autocannon from 'autocannon'
 import pg from 'pg'
 import { APP_BODY } from './bodies.mjs'
+import {
+  benchArgs,
+  cpuSeconds,
+  envPairs,
+  hasTaskset,
+  load as loadOn,
+  median,
+  root,
+  runPinned,
+  START_FLAGS,
+  startProcess,
+} from './lib.mjs'
 
-const { values: opts } = parseArgs({
-  options: {
-    rounds: { type: 'string', default: '3' },
-    duration: { type: 'string', default: '5' },
-    connections: { type: 'string', default: '32' },
+const { opts, ROUNDS, DURATION, CONNECTIONS } = benchArgs(
+  {},
+  {
     postgres: { type: 'string' },
     'sqlite-file': { type: 'string' },
     label: { type: 'string', default: '' },
@@ -30,68 +36,8 @@ const { values: opts } = parseArgs({
     // with any is not the budget's configuration and says so.
     env: { type: 'string', multiple: true, default: [] },
   },
-})
-const EXTRA_ENV = Object.fromEntries(
-  opts.env.map((pair) => {
-    const at = pair.indexOf('=')
-    if (at < 1) throw new Error(`--env takes KEY=VALUE, got "${pair}"`)
-    return [pair.slice(0, at), pair.slice(at + 1)]
-  }),
 )
-const ROUNDS = Number(opts.rounds)
-const DURATION = Number(opts.duration)
-const CONNECTIONS = Number(opts.connections)
-const root = new URL('..', import.meta.url).pathname
-const hasTaskset = (() => {
-  try {
-    execFileSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' })
-    return true
-  } catch {
-    return false
-  }
-})()
-
-function freePort() {
-  return new Promise((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address()
-      probe.close(() => resolve(port))
-    })
-  })
-}
-
-/** The node flags of `npm start`, read from package.json so the two never drift apart. */
-const START_FLAGS =
-  JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts.start.match(/--[\w-]+=\S+/g) ?? []
-
-/** Every server this run started, so that none outlives it. */
-const children = []
-
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
-
-/** Starts a server process pinned to core 1; resolves once `readyPath` answers. */
-async function startProcess(args, env, readyPath = '/healthz') {
-  const port = await freePort()
-  const command = hasTaskset ? 'taskset' : process.execPath
-  const argv = hasTaskset ? ['-c', '1', process.execPath, ...args] : args
-  const started = performance.now()
-  const proc = spawn(command, argv, {
-    cwd: root,
-    env: { ...process.env, PORT: String(port), ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  })
-  children.push(proc)
-  for (;;) {
-    if (proc.exitCode !== null) throw new Error(`${args.join(' ')} exited with ${proc.exitCode}`)
-    const ok = await fetch(`http://127.0.0.1:${port}${readyPath}`).then(
-      (r) => r.status < 500,
-      () => false,
-    )
-    if (ok) break
-    await sleep(10)
-  }
-  return { proc, port, startMs: performance.now() - started }
-}
+const EXTRA_ENV = envPairs(opts.env)
 
 /** Peak resident memory of a process, sampled while `during` runs (VmRSS, MB). */
 async function sampleRss(pid, during) {
@@ -114,26 +60,7 @@ async function sampleRss(pid, during) {
   }
 }
 
-function load({ port, requests, rate, duration = DURATION }) {
-  return new Promise((resolve, reject) => {
-    autocannon(
-      {
-        url: `http://127.0.0.1:${port}`,
-        connections: CONNECTIONS,
-        duration,
-        requests,
-        ...(rate ? { overallRate: rate } : {}),
-      },
-      (error, result) => (error ? reject(error) : resolve(result)),
-    )
-  })
-}
-
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b)
-  const m = Math.floor(s.length / 2)
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2
-}
+const load = ({ duration = DURATION, ...rest }) => loadOn({ connections: CONNECTIONS, duration, ...rest })
 
 let policySeq = 0
 const run = randomBytes(3).toString('hex')
@@ -153,25 +80,6 @@ const policyBody = () =>
       ),
     override_response: 'Sorry, I cannot share that. A human agent will follow up on your request shortly.',
   })
-
-/** Clock ticks a second, the unit of the CPU times in /proc/<pid>/stat. */
-const CLOCK_TICKS = (() => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100
-  } catch {
-    return 100
-  }
-})()
-
-/** CPU seconds (user and system) a process has used so far, or NaN where /proc is missing. */
-function cpuSeconds(pid) {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS
-  } catch {
-    return Number.NaN
-  }
-}
 
 /** One measured round of a case: autocannon's figures, server CPU per request, peak RSS. */
 async function round(port, pid, c) {
@@ -329,7 +237,13 @@ async function benchStore(label, env, budget) {
  * logging or rate limit; once behind node:http and once behind a bare Fastify instance.
  */
 async function measureFloor(http) {
-  const server = await startProcess(['bench/floor-server.mjs'], { FLOOR_HTTP: http }, '/v1/applications/none')
+  const server = await startProcess(
+    ['bench/floor-server.mjs'],
+    { FLOOR_HTTP: http },
+    {
+      readyPath: '/v1/applications/none',
+    },
+  )
   const json = { 'content-type': 'application/json' }
   const post = (body) =>
     fetch(`http://127.0.0.1:${server.port}/v1/applications`, { method: 'POST', headers: json, body })
@@ -420,7 +334,7 @@ async function main() {
     `Warden benchmark: ${ROUNDS} rounds × ${DURATION} s, ${CONNECTIONS} connections, ${hasTaskset ? 'load on core 0, server on core 1' : 'no taskset: unpinned'}`,
   )
 
-  baseline.server = await startProcess(['bench/baseline-server.mjs'], {}, '/')
+  baseline.server = await startProcess(['bench/baseline-server.mjs'], {}, { readyPath: '/' })
   await warmUp(baseline.server.port, baseline.case)
   const floor = [...(await measureFloor('node:http')), ...(await measureFloor('fastify'))]
 
@@ -492,15 +406,4 @@ async function main() {
   console.log(`\nwritten: bench/results/${name}.json and .md`)
 }
 
-// Pin ourselves (the load generator) to core 0, once.
-if (hasTaskset && !process.env.BENCH_PINNED) {
-  const child = spawn('taskset', ['-c', '0', process.execPath, ...process.argv.slice(1)], {
-    stdio: 'inherit',
-    env: { ...process.env, BENCH_PINNED: '1' },
-  })
-  child.on('exit', (code) => process.exit(code ?? 1))
-} else {
-  await main().finally(() => {
-    for (const child of children) child.kill('SIGKILL')
-  })
-}
+await runPinned(main)

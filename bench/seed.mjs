@@ -5,6 +5,16 @@
 //   node bench/seed.mjs --sqlite-file /tmp/big.db --applications 1000000 --policies 1000000
 //   node bench/run.mjs --sqlite-file /tmp/big.db
 //
+// With --evaluations N it also fills the evaluation log of application `log-bench` (created with
+// its two policies if missing) with N entries, spread evenly over the last --evaluation-days days
+// (default 30), oldest first, one in ten failing, every entry evaluating `no-pii` and every other
+// one `tone`: entries shaped as Warden writes them (redacted). With --postgres URL the log is
+// seeded on PostgreSQL instead (applications and policies then must be 0):
+//
+//   node bench/seed.mjs --sqlite-file /tmp/log.db --applications 0 --policies 0 --evaluations 10000000
+//   node bench/seed.mjs --postgres postgres://…/db --applications 0 --policies 0 --evaluations 10000000
+//   node bench/evaluation-log.mjs --small /tmp/small.db --large /tmp/log.db
+//
 // Records go to workspace `default` (created if missing), each with the JSON text the API shows
 // for it, as Warden writes them. Policies are at revision 1, which lives in the policy row.
 import { randomBytes, randomUUID } from 'node:crypto'
@@ -15,21 +25,35 @@ import SQLite from 'better-sqlite3'
 const { values: opts } = parseArgs({
   options: {
     'sqlite-file': { type: 'string' },
+    postgres: { type: 'string' },
     applications: { type: 'string', default: '1000000' },
     policies: { type: 'string', default: '1000000' },
+    evaluations: { type: 'string', default: '0' },
+    'evaluation-days': { type: 'string', default: '30' },
   },
 })
 const file = opts['sqlite-file']
-if (!file) throw new Error('--sqlite-file is required')
 const APPS = Number(opts.applications)
 const POLICIES = Number(opts.policies)
+const EVALUATIONS = Number(opts.evaluations)
+if (opts.postgres) {
+  if (APPS > 0 || POLICIES > 0) throw new Error('with --postgres, pass --applications 0 --policies 0')
+  const { seedEvaluationLog } = await import('./seed-evaluation-log.mjs')
+  console.log(
+    JSON.stringify(
+      await seedEvaluationLog({ postgres: opts.postgres }, EVALUATIONS, Number(opts['evaluation-days'])),
+    ),
+  )
+  process.exit(0)
+}
+if (!file) throw new Error('--sqlite-file (or --postgres) is required')
 
 // Schema and migrations come from Warden itself.
 const { openStore } = await import('../dist/store/database.js')
-const { migrateToLatest } = await import('../dist/store/migrations.js')
+const { prepareStore } = await import('../dist/services/store-setup.js')
 const { rowDocument } = await import('../dist/services/documents.js')
 const store = openStore({ kind: 'sqlite', path: file })
-await migrateToLatest(store)
+await prepareStore(store)
 await store.close()
 
 const db = new SQLite(file)
@@ -131,13 +155,22 @@ db.close()
 const seconds = (performance.now() - started) / 1000
 const bytes = statSync(file).size
 const records = APPS + POLICIES
-console.log(
-  JSON.stringify({
-    applications: APPS,
-    policies: POLICIES,
-    seconds: Math.round(seconds * 10) / 10,
-    applicationsPerSecond: Math.round(APPS / ((appsDone - started) / 1000)),
-    bytes,
-    bytesPerRecord: Math.round(bytes / records),
-  }),
-)
+if (records > 0)
+  console.log(
+    JSON.stringify({
+      applications: APPS,
+      policies: POLICIES,
+      seconds: Math.round(seconds * 10) / 10,
+      applicationsPerSecond: Math.round(APPS / ((appsDone - started) / 1000)),
+      bytes,
+      bytesPerRecord: Math.round(bytes / records),
+    }),
+  )
+if (EVALUATIONS > 0) {
+  const { seedEvaluationLog } = await import('./seed-evaluation-log.mjs')
+  console.log(
+    JSON.stringify(
+      await seedEvaluationLog({ sqliteFile: file }, EVALUATIONS, Number(opts['evaluation-days'])),
+    ),
+  )
+}

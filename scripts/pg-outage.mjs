@@ -65,6 +65,8 @@ const server = spawn(process.execPath, ['bin/warden.js', 'serve'], {
     WARDEN_ADMIN_KEY: ADMIN,
     LOG_LEVEL: 'error',
     RATE_LIMIT_PER_MINUTE: '0',
+    // No metrics listener: nothing else may hold its port for this run to start.
+    METRICS_PORT: '0',
   },
   stdio: ['ignore', 'ignore', 'inherit'],
 })

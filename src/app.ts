@@ -8,26 +8,35 @@ import Fastify, {
   type FastifyRequest,
   LogController,
 } from 'fastify'
+import type { Logger } from 'pino'
 import type { Config } from './config.js'
 import { AppError } from './errors.js'
 import { installAuth } from './http/auth.js'
+import { clientErrorHandler, installClientErrors } from './http/client-errors.js'
+import { consoleRoutes } from './http/console.js'
 import { setStandardHeaders } from './http/headers.js'
 import { installIdempotency } from './http/idempotency.js'
 import { addMethodNotAllowedRoutes, collectRoutes } from './http/method-not-allowed.js'
+import { installMetrics } from './http/metrics.js'
 import { installOpenApi } from './http/openapi.js'
 import { frameworkErrorHandler, installProblemHandlers } from './http/problem.js'
 import { installRateLimit } from './http/rate-limit.js'
 import { requestId } from './http/request-id.js'
 import { installValidators } from './http/validation.js'
-import { type AccessFields, accessLine } from './logger.js'
+import { type AccessFields, accessLine, RequestLogger } from './logger.js'
 import { operationsRoutes } from './routes/operations.js'
 import { apiKeysRoutes } from './routes/v1/api-keys.js'
 import { applicationsRoutes } from './routes/v1/applications.js'
+import { chatCompletionsRoutes } from './routes/v1/chat-completions.js'
+import { evaluationsRoutes } from './routes/v1/evaluations.js'
 import { policiesRoutes } from './routes/v1/policies.js'
+import { policyTestsRoutes } from './routes/v1/policy-tests.js'
 import { ApiKeyCreatedSchema, ApiKeySchema } from './schemas/api-keys.js'
 import { ApplicationSchema } from './schemas/applications.js'
 import { ProblemSchema } from './schemas/common.js'
+import { EvaluationSchema, LoggedEvaluationSchema } from './schemas/evaluations.js'
 import { PolicyRuleSchema, PolicySchema } from './schemas/policies.js'
+import { PolicyTestResultSchema, PolicyTestRunSchema, PolicyTestSchema } from './schemas/policy-tests.js'
 import type { Services } from './services/index.js'
 import type { Store } from './store/database.js'
 
@@ -35,7 +44,10 @@ export const VERSION: string = JSON.parse(
   readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
 ).version
 
-/** One access-log line per request, when it completes, instead of Fastify's two. */
+/**
+ * One access-log line per request, when it completes, instead of Fastify's two, with the request
+ * id like every other line written while the request is served (`accessLine`).
+ */
 class AccessLog extends LogController {
   constructor(private readonly access: ((fields: AccessFields) => void) | undefined) {
     super()
@@ -49,14 +61,16 @@ class AccessLog extends LogController {
     reply: FastifyReply,
   ): void {
     const line = {
-      reqId: request.id,
+      reqId: String(request.id),
       method: request.method,
       url: request.url,
       status: reply.statusCode,
       ms: Math.round(reply.elapsedTime * 10) / 10,
     }
-    if (error) reply.log.error({ ...line, err: error }, 'request errored')
-    else this.access?.(line)
+    if (error) {
+      const { reqId: _, ...rest } = line
+      reply.log.error({ ...rest, err: error }, 'request errored')
+    } else this.access?.(line)
   }
 }
 
@@ -75,11 +89,13 @@ export async function buildApp({ config, store, services, logger }: AppOptions):
     bodyLimit: config.bodyLimit,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 4096 },
     genReqId: requestId,
-    logController: new AccessLog(logger && accessLine(logger)),
-    // Requests log through the root logger and name their request id themselves: a child
-    // logger per request costs more than the line it would write.
-    childLoggerFactory: (logger) => logger,
+    logController: new AccessLog(logger && accessLine(logger as Logger)),
+    // Every line written while serving a request goes through `request.log`, whose bindings carry
+    // `reqId`: no call site names the request id by hand. Its pino child is made on first use.
+    childLoggerFactory: (parent, bindings) =>
+      new RequestLogger(parent as Logger, bindings) as unknown as FastifyBaseLogger,
     frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
     requestIdHeader: false,
     // Requests still arriving on open connections during a graceful stop are served normally.
     return503OnClosing: false,
@@ -89,6 +105,8 @@ export async function buildApp({ config, store, services, logger }: AppOptions):
     http: {
       connectionsCheckingInterval: 1000,
       headersTimeout: Math.min(10_000, config.requestTimeoutMs),
+      // A request without Host is answered by installClientErrors, as problem+json.
+      requireHostHeader: false,
     },
     connectionTimeout: 60_000,
     requestTimeout: config.requestTimeoutMs,
@@ -97,6 +115,7 @@ export async function buildApp({ config, store, services, logger }: AppOptions):
 
   installValidators(app)
   installProblemHandlers(app)
+  installClientErrors(app)
   // Bodies are JSON only: Fastify's built-in text/plain parser would let text reach the handlers.
   app.removeContentTypeParser('text/plain')
   // PATCH accepts JSON merge patches (RFC 7396) under their own media type too; other methods
@@ -119,7 +138,7 @@ export async function buildApp({ config, store, services, logger }: AppOptions):
     },
   )
   // One onRequest step for every request: the standard headers, then authentication.
-  const authenticate = installAuth(app, services.keys)
+  const authenticate = installAuth(app, services.authentication)
   let draining = false
   app.addHook('onRequest', (request, reply, done) => {
     setStandardHeaders(request, reply)
@@ -144,6 +163,11 @@ export async function buildApp({ config, store, services, logger }: AppOptions):
     PolicySchema,
     ApiKeySchema,
     ApiKeyCreatedSchema,
+    EvaluationSchema,
+    LoggedEvaluationSchema,
+    PolicyTestSchema,
+    PolicyTestResultSchema,
+    PolicyTestRunSchema,
   ]
   for (const schema of shared) app.addSchema(schema)
   // Response serialisers are compiled when a route first answers, not all at start-up: most
@@ -163,10 +187,16 @@ export async function buildApp({ config, store, services, logger }: AppOptions):
   const routes = collectRoutes(app, (url) => !url.startsWith('/docs'))
   await installRateLimit(app, config)
   installIdempotency(app, services.idempotency)
+  if (services.metrics) installMetrics(app, services.metrics)
   await app.register(operationsRoutes, { store })
   await app.register(applicationsRoutes, { services })
   await app.register(policiesRoutes, { services })
   await app.register(apiKeysRoutes, { services })
+  // The web console's built files; dist/ sits beside this module in src/ and in the build alike.
+  await app.register(consoleRoutes, { root: new URL('../dist/console/', import.meta.url) })
+  await app.register(evaluationsRoutes, { services })
+  await app.register(policyTestsRoutes, { services })
+  await app.register(chatCompletionsRoutes, { services })
   await app.after()
   addMethodNotAllowedRoutes(app, routes)
 
@@ -181,5 +211,12 @@ export async function buildApp({ config, store, services, logger }: AppOptions):
     purgeTimer = setInterval(purge, 10 * 60_000).unref()
   })
   app.addHook('onClose', async () => clearInterval(purgeTimer))
+  // Evaluation log entries past EVALUATION_RETENTION_DAYS are deleted in the background, in small batches.
+  app.addHook('onReady', async () =>
+    services.evaluationLog.startRetention((error) =>
+      app.log.warn({ err: error }, 'evaluation log retention failed'),
+    ),
+  )
+  app.addHook('onClose', () => services.evaluationLog.stopRetention())
   return app
 }

@@ -5,12 +5,12 @@ import { Command, CommanderError, InvalidArgumentError } from 'commander'
 import { VERSION } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
 import { serve } from './server.js'
+import { SCOPES, type Scope } from './services/credentials.js'
 import { createServices, type Services } from './services/index.js'
-import { SCOPES, type Scope } from './services/keys.service.js'
+import { prepareStore } from './services/store-setup.js'
 import { ImportError, TransferService } from './services/transfer.service.js'
 import { openStore } from './store/database.js'
 import { isUniqueViolation } from './store/dialect.js'
-import { migrateToLatest } from './store/migrations.js'
 
 /** A failure the operator can fix: printed as one line, exit code 1. */
 class CliError extends Error {}
@@ -40,6 +40,7 @@ const NAMES: Record<string, [string, string]> = {
   application: ['application', 'applications'],
   policy: ['policy', 'policies'],
   policy_revision: ['policy revision', 'policy revisions'],
+  evaluation: ['evaluation log entry', 'evaluation log entries'],
 }
 const summary = (counts: Record<string, number>) =>
   Object.entries(counts)
@@ -51,8 +52,8 @@ async function withServices<T>(action: (services: Services) => Promise<T>): Prom
   const config = loadConfig()
   const store = openStore(config.store)
   try {
-    await migrateToLatest(store)
-    return await action(createServices(store))
+    await prepareStore(store)
+    return await action(createServices({ store, config }))
   } finally {
     await store.close()
   }
@@ -68,7 +69,7 @@ export function buildCli(): Command {
   program
     .command('serve')
     .description(
-      'Run the HTTP server (PORT, HOST, DATABASE_URL, LOG_LEVEL, WARDEN_ADMIN_KEY, RATE_LIMIT_PER_MINUTE).',
+      'Run the HTTP server (PORT, HOST, DATABASE_URL, LOG_LEVEL, WARDEN_ADMIN_KEY, RATE_LIMIT_PER_MINUTE, JUDGE_*, PROVIDER_*, EVALUATION_LOG_CONTENT, EVALUATION_RETENTION_DAYS, METRICS_PORT, METRICS_HOST; see the README).',
     )
     .action(async () => {
       await serve(loadConfig())
@@ -76,13 +77,17 @@ export function buildCli(): Command {
 
   program
     .command('migrate')
-    .description('Apply pending schema migrations to the store named by DATABASE_URL, then exit.')
+    .description(
+      'Apply pending schema migrations to the store named by DATABASE_URL (and render stored documents again if their version changed), then exit.',
+    )
     .action(async () => {
       const config = loadConfig()
       const store = openStore(config.store)
       try {
-        const applied = await migrateToLatest(store)
-        console.log(applied.length > 0 ? `applied: ${applied.join(', ')}` : 'the store is up to date')
+        const { migrations, documents } = await prepareStore(store)
+        if (migrations.length > 0) console.log(`applied: ${migrations.join(', ')}`)
+        if (documents > 0) console.log(`rendered ${documents} stored documents again`)
+        if (migrations.length === 0 && documents === 0) console.log('the store is up to date')
       } finally {
         await store.close()
       }
@@ -92,15 +97,19 @@ export function buildCli(): Command {
     .command('export')
     .description('Write the whole store (keys as hashes only) as JSON lines, to move it to another store.')
     .option('--output <file>', 'write to this file instead of standard output')
-    .action(async (options: { output?: string }) => {
+    .option('--skip-evaluation-log', 'leave the evaluation log out (by far the largest part of a store)')
+    .action(async (options: { output?: string; skipEvaluationLog?: boolean }) => {
       const config = loadConfig()
       const store = openStore(config.store)
       const out = options.output ? createWriteStream(options.output, { flags: 'wx' }) : process.stdout
       try {
-        await migrateToLatest(store)
-        const counts = await new TransferService(store).export(async (line) => {
-          if (!out.write(`${line}\n`)) await once(out, 'drain')
-        })
+        await prepareStore(store)
+        const counts = await new TransferService(store).export(
+          async (line) => {
+            if (!out.write(`${line}\n`)) await once(out, 'drain')
+          },
+          { evaluationLog: !options.skipEvaluationLog },
+        )
         if (out !== process.stdout) await new Promise<void>((resolve) => out.end(() => resolve()))
         console.error(`exported ${summary(counts)}`)
       } finally {
@@ -112,7 +121,8 @@ export function buildCli(): Command {
     .command('import')
     .description('Load an export into the (empty) store named by DATABASE_URL, in one transaction.')
     .option('--input <file>', 'read from this file instead of standard input')
-    .action(async (options: { input?: string }) => {
+    .option('--skip-evaluation-log', 'leave out the evaluation log entries the export holds')
+    .action(async (options: { input?: string; skipEvaluationLog?: boolean }) => {
       const input = options.input ? createReadStream(options.input) : process.stdin
       const config = loadConfig()
       const store = openStore(config.store)
@@ -120,8 +130,11 @@ export function buildCli(): Command {
       // or the lines read in between are lost.
       const lines = createInterface({ input, crlfDelay: Infinity })[Symbol.asyncIterator]()
       try {
-        await migrateToLatest(store)
-        const counts = await new TransferService(store).import({ [Symbol.asyncIterator]: () => lines })
+        await prepareStore(store)
+        const counts = await new TransferService(store).import(
+          { [Symbol.asyncIterator]: () => lines },
+          { evaluationLog: !options.skipEvaluationLog },
+        )
         console.error(`imported ${summary(counts)}`)
       } catch (error) {
         if (error instanceof ImportError)
@@ -143,7 +156,7 @@ export function buildCli(): Command {
       }
       const workspace = await withServices(async (s) => {
         try {
-          return await s.keys.createWorkspace(name)
+          return await s.operator.createWorkspace(name)
         } catch (error) {
           if (isUniqueViolation(error)) throw new CliError(`workspace "${name}" already exists`)
           throw error
@@ -162,13 +175,13 @@ export function buildCli(): Command {
     .option('--expires-at <unix>', 'expiry time in Unix seconds', parseUnixTime)
     .action(async (options: { workspace: string; scopes: Scope[]; name?: string; expiresAt?: number }) => {
       const { key, secret } = await withServices(async (s) => {
-        const workspace = await s.keys.findWorkspace(options.workspace)
+        const workspace = await s.operator.findWorkspace(options.workspace)
         if (!workspace) {
           throw new CliError(
             `no workspace "${options.workspace}"; create it with: warden workspaces create ${options.workspace}`,
           )
         }
-        return s.keys.createKey({
+        return s.operator.createKey({
           workspaceId: workspace.id,
           name: options.name ?? null,
           scopes: options.scopes,
@@ -188,10 +201,10 @@ export function buildCli(): Command {
     .option('--json', 'one JSON object per line')
     .action(async (options: { workspace?: string; json?: boolean }) => {
       const list = await withServices(async (s) => {
-        if (options.workspace === undefined) return s.keys.listKeys()
-        const workspace = await s.keys.findWorkspace(options.workspace)
+        if (options.workspace === undefined) return s.operator.listKeys()
+        const workspace = await s.operator.findWorkspace(options.workspace)
         if (!workspace) throw new CliError(`no workspace "${options.workspace}"`)
-        return s.keys.listKeys(workspace.id)
+        return s.operator.listKeys(workspace.id)
       })
       if (options.json) {
         for (const key of list) console.log(JSON.stringify(key))
@@ -216,7 +229,7 @@ export function buildCli(): Command {
     .description('Revoke an API key; it stops working on its next request.')
     .argument('<id>', 'key id, from warden keys list')
     .action(async (id: string) => {
-      const found = await withServices((s) => s.keys.revokeKey(id))
+      const found = await withServices((s) => s.operator.revokeKey(id))
       if (!found) throw new CliError(`no key with id ${id}`)
       console.log(`revoked key ${id}`)
     })

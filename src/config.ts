@@ -15,6 +15,17 @@ export type StoreConfig =
       schema?: string
     }
 
+/** The judge of scored rules: any OpenAI-compatible Chat Completions endpoint (CONTRACT §9). */
+export interface JudgeConfig {
+  /** e.g. http://127.0.0.1:11434/v1; requests go to `{baseUrl}/chat/completions`. */
+  readonly baseUrl: string
+  readonly model: string
+  /** Sent as `Authorization: Bearer`; never logged. */
+  readonly apiKey: string | null
+  readonly timeoutMs: number
+  readonly maxConcurrency: number
+}
+
 export interface Config {
   readonly port: number
   readonly host: string
@@ -31,7 +42,44 @@ export interface Config {
   readonly requestTimeoutMs: number
   /** Seconds a SIGTERM waits for in-flight requests before giving up. */
   readonly shutdownGraceSeconds: number
+  /** The judge; null when JUDGE_BASE_URL is not set. */
+  readonly judge: JudgeConfig | null
+  /** What the evaluation log keeps of the evaluated texts (EVALUATION_LOG_CONTENT). */
+  readonly evaluationLogContent: EvaluationLogContent
+  /** Days an evaluation log entry is kept (EVALUATION_RETENTION_DAYS, default 30). */
+  readonly evaluationRetentionDays: number
+  /** The Prometheus listener: port (METRICS_PORT, default 9464; 0 turns it off) and host. */
+  readonly metricsPort: number
+  readonly metricsHost: string
+  /** Model providers' upstreams, by provider name (PROVIDER_<NAME>_BASE_URL and _API_KEY). */
+  readonly providers: ProviderDirectory
+  /** How long an upstream model call may take (PROVIDER_TIMEOUT_MS, default 60000). */
+  readonly providerTimeoutMs: number
 }
+
+export type EvaluationLogContent = 'redacted' | 'none' | 'full'
+
+/** An OpenAI-compatible upstream of a model provider. */
+export interface ProviderUpstream {
+  /** e.g. https://api.openai.com/v1; requests go to `{baseUrl}/chat/completions`. */
+  readonly baseUrl: string
+  /** Sent as `Authorization: Bearer`; never logged, never sent to a client. */
+  readonly apiKey: string | null
+}
+
+export interface ProviderDirectory {
+  /**
+   * The upstream of an application's `provider`: PROVIDER_<NAME>_BASE_URL and
+   * PROVIDER_<NAME>_API_KEY, NAME being the provider upper-cased with every other character as
+   * `_`. Undefined when none is configured.
+   */
+  find(provider: string): ProviderUpstream | undefined
+  /** The configured provider NAMEs (upper-cased), for messages. */
+  readonly names: readonly string[]
+}
+
+/** The NAME of a provider in PROVIDER_<NAME>_…: upper-cased, every other character as `_`. */
+export const providerEnvName = (provider: string): string => provider.toUpperCase().replace(/[^A-Z0-9]/g, '_')
 
 export class ConfigError extends Error {
   override name = 'ConfigError'
@@ -82,6 +130,62 @@ function redisUrl(raw: string | undefined): string | null {
   return url
 }
 
+function judgeConfig(env: NodeJS.ProcessEnv): JudgeConfig | null {
+  const raw = env.JUDGE_BASE_URL?.trim()
+  if (!raw) return null
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    throw new ConfigError(`JUDGE_BASE_URL is not a valid URL: "${raw}"`)
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new ConfigError('JUDGE_BASE_URL must start with http:// or https://')
+  // fetch refuses URLs that carry credentials: every call would fail. The key goes in JUDGE_API_KEY.
+  if (url.username || url.password)
+    throw new ConfigError('JUDGE_BASE_URL must not carry credentials; set JUDGE_API_KEY instead')
+  const model = env.JUDGE_MODEL?.trim()
+  if (!model) throw new ConfigError('JUDGE_MODEL is required when JUDGE_BASE_URL is set')
+  const apiKey = env.JUDGE_API_KEY?.trim()
+  return Object.freeze({
+    baseUrl: raw.replace(/\/+$/, ''),
+    model,
+    apiKey: apiKey ? apiKey : null,
+    timeoutMs: integer(env, 'JUDGE_TIMEOUT_MS', 10_000, 1, 600_000),
+    maxConcurrency: integer(env, 'JUDGE_MAX_CONCURRENCY', 16, 1, 10_000),
+  })
+}
+
+function providers(env: NodeJS.ProcessEnv): ProviderDirectory {
+  const upstreams = new Map<string, ProviderUpstream>()
+  for (const [name, value] of Object.entries(env)) {
+    const match = /^PROVIDER_([A-Z0-9_]+)_BASE_URL$/.exec(name)
+    const raw = value?.trim()
+    if (!match?.[1] || !raw) continue
+    let url: URL
+    try {
+      url = new URL(raw)
+    } catch {
+      throw new ConfigError(`${name} is not a valid URL: "${raw}"`)
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new ConfigError(`${name} must start with http:// or https://`)
+    if (url.username || url.password)
+      throw new ConfigError(`${name} must not carry credentials; set PROVIDER_${match[1]}_API_KEY instead`)
+    const apiKey = env[`PROVIDER_${match[1]}_API_KEY`]?.trim()
+    upstreams.set(
+      match[1],
+      Object.freeze({ baseUrl: raw.replace(/\/+$/, ''), apiKey: apiKey ? apiKey : null }),
+    )
+  }
+  return Object.freeze({
+    find: (provider: string) => upstreams.get(providerEnvName(provider)),
+    names: Object.freeze([...upstreams.keys()].sort()),
+  })
+}
+
+const LOG_CONTENTS: readonly EvaluationLogContent[] = ['redacted', 'none', 'full']
+
 /** Reads and validates the environment; throws ConfigError with one clear line on bad input. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const databaseUrl = env.DATABASE_URL?.trim() || 'sqlite:./data/warden.db'
@@ -107,5 +211,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimit: 1_048_576,
     shutdownGraceSeconds: integer(env, 'SHUTDOWN_GRACE_SECONDS', 10, 1, 3600),
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_SECONDS', 30, 1, 3600) * 1000,
+    judge: judgeConfig(env),
+    evaluationLogContent: logContent(env.EVALUATION_LOG_CONTENT),
+    evaluationRetentionDays: integer(env, 'EVALUATION_RETENTION_DAYS', 30, 1, 36_500),
+    metricsPort: integer(env, 'METRICS_PORT', 9464, 0, 65535),
+    metricsHost: env.METRICS_HOST?.trim() || '127.0.0.1',
+    providers: providers(env),
+    providerTimeoutMs: integer(env, 'PROVIDER_TIMEOUT_MS', 60_000, 1, 3_600_000),
   })
+}
+
+function logContent(raw: string | undefined): EvaluationLogContent {
+  const value = (raw?.trim() || 'redacted') as EvaluationLogContent
+  if (!LOG_CONTENTS.includes(value))
+    throw new ConfigError(`EVALUATION_LOG_CONTENT must be one of ${LOG_CONTENTS.join(', ')}, got "${raw}"`)
+  return value
 }

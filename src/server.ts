@@ -2,9 +2,10 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp } from './app.js'
 import type { Config } from './config.js'
 import { createLogger } from './logger.js'
+import { type MetricsServer, startMetricsServer } from './metrics.js'
 import { createServices } from './services/index.js'
+import { prepareStore } from './services/store-setup.js'
 import { openStore } from './store/database.js'
-import { migrateToLatest } from './store/migrations.js'
 
 /**
  * Starts Warden: store, migrations, first admin key, HTTP. The only place that listens and the
@@ -13,23 +14,28 @@ import { migrateToLatest } from './store/migrations.js'
 export async function serve(config: Config): Promise<FastifyInstance> {
   const logger = createLogger(config.logLevel)
   const store = openStore(config.store)
-  const applied = await migrateToLatest(store)
-  if (applied.length > 0) logger.info({ migrations: applied }, 'store migrated')
-  const services = createServices(store)
-  const { createdSecret } = await services.keys.bootstrap(config.adminKey)
+  const { migrations, documents } = await prepareStore(store)
+  if (migrations.length > 0) logger.info({ migrations }, 'store migrated')
+  if (documents > 0) logger.info({ documents }, 'stored documents rendered again')
+  const services = createServices({ store, config })
+  const { createdSecret } = await services.operator.bootstrap(config.adminKey)
+  await services.evaluations.warmUp()
   const app = await buildApp({ config, store, services, logger })
 
+  let metricsServer: MetricsServer | null = null
   let stopping = false
   const stop = async (signal: string) => {
     if (stopping) return
     stopping = true
     logger.info({ signal }, 'stopping: finishing requests in flight')
+    services.evaluations.stop()
     const timer = setTimeout(() => {
       logger.error('requests in flight did not finish in time; exiting')
       process.exit(1)
     }, config.shutdownGraceSeconds * 1000)
     timer.unref()
     try {
+      await metricsServer?.close()
       await app.close()
       await store.close()
       logger.info('stopped')
@@ -44,6 +50,10 @@ export async function serve(config: Config): Promise<FastifyInstance> {
   process.once('SIGINT', () => void stop('SIGINT'))
 
   await app.listen({ port: config.port, host: config.host })
+  if (services.metrics) {
+    metricsServer = await startMetricsServer(services.metrics, config.metricsHost, config.metricsPort)
+    logger.info({ host: config.metricsHost, port: metricsServer.port }, 'metrics listening on /metrics')
+  }
   if (createdSecret) {
     process.stdout.write(
       `\nWarden created workspace "default" and its first admin API key.\nIt is shown only this once; store it now:\n\n    ${createdSecret}\n\nUse it as: Authorization: Bearer ${createdSecret}\n\n`,

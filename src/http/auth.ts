@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { AppError } from '../errors.js'
-import { hasScope, type KeysService, type Principal, type Scope } from '../services/keys.service.js'
+import type { AuthenticationService } from '../services/authentication.service.js'
+import { hasScope, type Principal, type Scope } from '../services/credentials.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -49,11 +50,11 @@ function admit(request: FastifyRequest, scope: Scope, principal: Principal | nul
 /**
  * Authentication for every route that declares a `scope`, as an onRequest step: it runs before
  * the body is read or parsed, so an anonymous client never gets further than a 401. A key seen
- * in the last moments is admitted without waiting on the store (see KeysService.cached).
+ * in the last moments is admitted without waiting on the store (see AuthenticationService.cached).
  */
 export function installAuth(
   app: FastifyInstance,
-  keys: KeysService,
+  keys: Pick<AuthenticationService, 'cached' | 'authenticate'>,
 ): (request: FastifyRequest, done: (error?: Error) => void) => void {
   app.decorateRequest('principal', null as unknown as Principal)
   return (request, done) => {

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError, type ErrorCode, type FieldError, PROBLEMS } from '../errors.js'
 import type { Problem } from '../schemas/common.js'
-import { isStoreUnavailable } from '../store/dialect.js'
+import { StoreUnavailableError } from '../store/errors.js'
 import { setStandardHeaders } from './headers.js'
 import { MAX_FIELD_ERRORS, toFieldErrors } from './validation.js'
 
@@ -10,17 +10,24 @@ export const PROBLEM_CONTENT_TYPE = 'application/problem+json'
 /** Seconds a client should wait before retrying while the store is down. */
 const UNAVAILABLE_RETRY_AFTER = '2'
 
-function render(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {
-  const { title } = PROBLEMS[error.code]
+/** The RFC 9457 document for an error, under the request id it is answered with. */
+export function problemDocument(error: AppError, requestId: string): Problem {
   const problem: Problem = {
     type: `/problems/${error.code.replace(/_/g, '-')}`,
-    title,
+    title: PROBLEMS[error.code].title,
     status: error.status,
     detail: error.detail,
     code: error.code,
-    request_id: String(request.id),
+    request_id: requestId,
   }
   if (error.errors) problem.errors = error.errors.slice(0, MAX_FIELD_ERRORS)
+  if (error.extensions?.failures) problem.failures = error.extensions.failures
+  return problem
+}
+
+/** Sends an error as application/problem+json, with the headers it asks for. */
+export function render(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {
+  const problem = problemDocument(error, String(request.id))
   if (error.headers) reply.headers(error.headers)
   if (error.code === 'payload_too_large') {
     // Fastify closes the connection here, and a socket closed while the client is still
@@ -82,8 +89,8 @@ export function toAppError(error: FastifyError | AppError | Error, request: Fast
     // The parser's message names the position (or a forbidden __proto__ key); it holds no internals.
     return new AppError('malformed_request', `The request body is not valid JSON: ${error.message}`)
   }
-  if (isStoreUnavailable(error)) {
-    request.log.warn({ reqId: request.id, err: error }, 'store unavailable')
+  if (error instanceof StoreUnavailableError) {
+    request.log.warn({ err: error }, 'store unavailable')
     return new AppError('unavailable', 'The store is unavailable; retry shortly')
   }
   const status = fastifyError.statusCode ?? 500
@@ -93,7 +100,7 @@ export function toAppError(error: FastifyError | AppError | Error, request: Fast
       (Object.keys(PROBLEMS) as ErrorCode[]).find((c) => PROBLEMS[c].status === status) ?? 'malformed_request'
     return new AppError(code, error.message)
   }
-  request.log.error({ reqId: request.id, err: error }, 'unexpected error')
+  request.log.error({ err: error }, 'unexpected error')
   return new AppError(
     'internal_error',
     'An unexpected error occurred; quote the request id when reporting it',

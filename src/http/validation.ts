@@ -20,8 +20,66 @@ const textAjv = new Ajv({ ...common, coerceTypes: true })
 /** Installs the two validators: strict for bodies, coercing for query and path. */
 export function installValidators(app: FastifyInstance): void {
   app.setValidatorCompiler(({ schema, httpPart }) =>
-    (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object),
+    httpPart === 'body' ? bodyAjv.compile(schema as object) : compileText(schema as TextSchema),
   )
+}
+
+interface TextSchema {
+  properties?: Record<string, { type?: unknown; minimum?: number; maximum?: number }>
+}
+type TextValidator = ((data: Record<string, unknown>) => boolean) & { errors?: ErrorObject[] | null }
+
+const DECIMAL_INTEGER = /^-?[0-9]+$/
+
+/**
+ * A query or path validator whose integers must be written in decimal digits. Ajv's coercion
+ * takes whatever `Number()` reads as a whole number (`0x10`, ` 5`, `1e2`, `1.0`, `Infinity`, and
+ * digits past 1e308, which become Infinity), and its minimum and maximum skip a number that is
+ * not finite: `?limit=1e309` reached the store as an infinite LIMIT and answered 500. Checked
+ * here first, other text is a type error and digits beyond the safe range fail the bound they
+ * pass, so coercion only ever sees exact, safe integers.
+ */
+function compileText(schema: TextSchema): TextValidator {
+  const validate = textAjv.compile(schema as object)
+  const integers = Object.entries(schema.properties ?? {}).filter(([, field]) => field.type === 'integer')
+  if (integers.length === 0) return validate as TextValidator
+  const checked: TextValidator = (data) => {
+    const errors: ErrorObject[] = []
+    for (const [key, field] of integers) {
+      const text = data?.[key]
+      if (typeof text !== 'string') continue
+      const error = integerTextError(key, text, field.minimum, field.maximum)
+      if (error) errors.push(error)
+    }
+    const valid = validate(data)
+    if (errors.length === 0) {
+      checked.errors = validate.errors
+      return valid
+    }
+    const flagged = new Set(errors.map((e) => e.instancePath))
+    checked.errors = [...errors, ...(validate.errors ?? []).filter((e) => !flagged.has(e.instancePath))]
+    return false
+  }
+  return checked
+}
+
+function integerTextError(
+  key: string,
+  text: string,
+  minimum = Number.MIN_SAFE_INTEGER,
+  maximum = Number.MAX_SAFE_INTEGER,
+): ErrorObject | undefined {
+  const instancePath = `/${pointerToken(key)}`
+  if (!DECIMAL_INTEGER.test(text))
+    return { instancePath, schemaPath: '', keyword: 'type', params: { type: 'integer' } }
+  // Up to 15 digits is exact as a number: Ajv checks the bounds.
+  if (text.length <= 15) return undefined
+  const value = BigInt(text)
+  if (value > BigInt(maximum))
+    return { instancePath, schemaPath: '', keyword: 'maximum', params: { comparison: '<=', limit: maximum } }
+  if (value < BigInt(minimum))
+    return { instancePath, schemaPath: '', keyword: 'minimum', params: { comparison: '>=', limit: minimum } }
+  return undefined
 }
 
 /** The most field errors one answer lists; the count in `detail` stays exact. */

@@ -6,6 +6,8 @@ export const SCOPES = [
   'applications:write',
   'policies:read',
   'policies:write',
+  'evaluations:read',
+  'evaluations:write',
   'admin',
 ] as const
 export type Scope = (typeof SCOPES)[number]
@@ -15,7 +17,7 @@ const scopes = Type.Array(Type.Unsafe<(typeof SCOPES)[number]>({ type: 'string',
   maxItems: SCOPES.length,
   uniqueItems: true,
   description:
-    'What the key may do: applications:read, applications:write, policies:read, policies:write, admin (admin implies all).',
+    'What the key may do: applications:read, applications:write, policies:read, policies:write, evaluations:read, evaluations:write, admin (admin implies all).',
   examples: [['applications:read', 'policies:read']],
 })
 const name = Type.String({

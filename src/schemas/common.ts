@@ -32,6 +32,19 @@ export const ReadOnlyInteger = (description: string, example: number) =>
     }),
   )
 
+/** A read-only text field a client may send back: type-checked, then ignored. */
+export const ReadOnlyString = (description: string, example: string) =>
+  Type.Optional(
+    Nullable(Type.String(), {
+      description: `${description} Read-only: accepted and ignored.`,
+      examples: [example],
+    }),
+  )
+
+/** A string schema of one of `values`, as a plain `enum` (one clear error, not an anyOf of consts). */
+export const enumOf = <T extends string>(values: readonly T[], options: SchemaOptions = {}) =>
+  Type.Unsafe<T>({ type: 'string', enum: [...values], ...options })
+
 export const ProblemSchema = Type.Object(
   {
     type: Type.String({
@@ -75,6 +88,14 @@ export const ProblemSchema = Type.Object(
           examples: [[{ pointer: '/parameters/temperature', detail: 'must be at most 2' }]],
         },
       ),
+    ),
+    failures: Type.Optional(
+      // By $id: the test result schema lives with the policy tests (schemas/policy-tests.ts).
+      Type.Array(Type.Unsafe<unknown>({ $ref: 'PolicyTestResult' }), {
+        description:
+          'Present on 409 tests_failed: the test cases the refused policy change breaks, each as a test run reports it.',
+        examples: [[]],
+      }),
     ),
   },
   {

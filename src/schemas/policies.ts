@@ -4,6 +4,7 @@ import {
   Nullable,
   PageSchema,
   ReadOnlyInteger,
+  ReadOnlyString,
   ResourceIdSchema,
   TimestampSchema,
 } from './common.js'
@@ -24,6 +25,10 @@ export type RuleType = (typeof RULE_TYPES)[number]
 export const TARGETS = ['input', 'output', 'user', 'assistant', 'system', 'context'] as const
 export const PII_KINDS = ['email', 'phone', 'credit_card', 'iban', 'ssn', 'ip_address', 'api_key'] as const
 export const VERDICTS = ['pass', 'fail'] as const
+export const MODES = ['enforce', 'monitor'] as const
+export type PolicyMode = (typeof MODES)[number]
+export const ON_ERROR = ['fail_closed', 'fail_open'] as const
+export type OnError = (typeof ON_ERROR)[number]
 
 const ruleType = Type.Union(
   RULE_TYPES.map((t) => Type.Literal(t)),
@@ -118,6 +123,18 @@ const overrideResponse = Nullable(Type.String({ maxLength: 20_000 }), {
   description: 'Text sent instead of the model reply when the policy is violated, 0 to 20,000 characters.',
   examples: ['Sorry, I cannot share that.'],
 })
+const modeDescription =
+  'enforce (the default): the policy decides the outcome of an evaluation; monitor: it is evaluated and reported, and never changes the verdict or the action. Null or absent means enforce, and responses show enforce.'
+const onErrorDescription =
+  'How a rule that could not be evaluated (no judge, a judge timeout, an answer that is not a score) counts for the decision: fail_closed (the default) as a failure, fail_open as a pass. Null or absent means fail_closed, and responses show fail_closed.'
+const modeInput = Nullable(Type.Unsafe<PolicyMode>({ type: 'string', enum: [...MODES] }), {
+  description: modeDescription,
+  examples: ['enforce'],
+})
+const onErrorInput = Nullable(Type.Unsafe<OnError>({ type: 'string', enum: [...ON_ERROR] }), {
+  description: onErrorDescription,
+  examples: ['fail_closed'],
+})
 const rulesDescription = 'The rules, 1 to 64; the policy is violated when any rule is not satisfied.'
 const rulesExample = [
   { type: 'pii', expected: 'pass', value: null, threshold: null, flagged: ['email', 'phone'] },
@@ -126,12 +143,7 @@ const rulesExample = [
 
 /** What a client may send back from a policy it read: type-checked, then ignored. */
 const readOnlyFields = {
-  application_id: Type.Optional(
-    Nullable(Type.String(), {
-      description: 'The owning application. Read-only: accepted and ignored.',
-      examples: ['support-bot'],
-    }),
-  ),
+  application_id: ReadOnlyString('The owning application.', 'support-bot'),
   revision: ReadOnlyInteger('Revision number.', 1),
   created: ReadOnlyInteger('Creation time, Unix seconds.', 1767225600),
   updated: ReadOnlyInteger('Last change, Unix seconds.', 1767225600),
@@ -149,6 +161,8 @@ export const PolicyCreateSchema = Type.Object(
     target,
     definition: Type.Optional(definition),
     override_response: Type.Optional(overrideResponse),
+    mode: Type.Optional(modeInput),
+    on_error: Type.Optional(onErrorInput),
     ...readOnlyFields,
   },
   { additionalProperties: false, title: 'PolicyCreate' },
@@ -169,6 +183,18 @@ export const PolicySchema = Type.Object(
     target,
     definition,
     override_response: overrideResponse,
+    mode: Type.Unsafe<PolicyMode>({
+      type: 'string',
+      enum: [...MODES],
+      description: modeDescription,
+      examples: ['enforce'],
+    }),
+    on_error: Type.Unsafe<OnError>({
+      type: 'string',
+      enum: [...ON_ERROR],
+      description: onErrorDescription,
+      examples: ['fail_closed'],
+    }),
     revision: Type.Integer({
       minimum: 1,
       description: 'Starts at 1 and grows by 1 on every change to the policy.',
@@ -203,6 +229,8 @@ export const PolicyPatchSchema = Type.Object(
     target: Type.Optional(target),
     definition: Type.Optional(definition),
     override_response: Type.Optional(overrideResponse),
+    mode: Type.Optional(modeInput),
+    on_error: Type.Optional(onErrorInput),
     ...readOnlyFields,
   },
   { additionalProperties: false, title: 'PolicyPatch' },
@@ -216,6 +244,8 @@ const POLICY_EXAMPLE = {
   target: ['output'],
   definition: null,
   override_response: 'Sorry, I cannot share that.',
+  mode: 'enforce',
+  on_error: 'fail_closed',
   revision: 2,
   created: 1767225600,
   updated: 1767229200,

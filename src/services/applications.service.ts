@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto'
 import { v7 as uuidv7 } from 'uuid'
-import { conflict, invalid, notFound } from '../errors.js'
+import { conflict } from '../errors.js'
 import type {
   Application,
   ApplicationCreate,
@@ -8,23 +7,22 @@ import type {
   ApplicationPatch,
 } from '../schemas/applications.js'
 import {
+  createApplication,
   deleteApplication,
   findApplication,
   findApplicationDocument,
-  insertApplication,
+  findApplicationForUpdate,
   listApplicationDocuments,
   updateApplication,
 } from '../store/applications.repository.js'
 import type { Store } from '../store/database.js'
-import { isUniqueViolation, toJson, usesRowLocks } from '../store/dialect.js'
-import { nowSeconds } from './clock.js'
+import { isUniqueViolation, toJson } from '../store/dialect.js'
+import type { Clock } from './clock.js'
+import { applicationNotFound, assertSameId, newEtag } from './common.js'
 import { applicationDocument, applicationFromColumns, type Stored } from './documents.js'
 import { mergePatch } from './merge-patch.js'
 import { decodeCursor, documentPage } from './pagination.js'
 import { assertIfMatch, preconditionFailed } from './preconditions.js'
-
-/** 122 random bits. Node keeps a buffer of entropy for UUIDs; `randomBytes` would take it from the kernel each time. */
-export const newEtag = (): string => randomUUID().replaceAll('-', '')
 
 /** `null` when no parameter is set, else all five keys with `null` for the unset ones. */
 export function normalizeParameters(input: ApplicationCreate['parameters']): ApplicationParameters | null {
@@ -55,24 +53,13 @@ function columns(a: Application, stored: Stored) {
   }
 }
 
-export const applicationNotFound = (id: string) => notFound(`No application "${id}" in this workspace`)
-
-/** An `id` in a PATCH body may only repeat the id in the path. */
-export function assertSameId(bodyId: string | undefined, pathId: string): void {
-  if (bodyId !== undefined && bodyId !== pathId) {
-    throw invalid([
-      { pointer: '/id', detail: `cannot be changed: it must equal the id in the path ("${pathId}")` },
-    ])
-  }
-}
-
 const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
 
 export class ApplicationsService {
-  constructor(private readonly store: Store) {}
+  constructor(private readonly deps: { store: Store; clock: Clock }) {}
 
   async create(workspaceId: string, input: ApplicationCreate): Promise<Stored> {
-    const now = nowSeconds()
+    const now = this.deps.clock.nowSeconds()
     const application: Application = {
       id: input.id ?? uuidv7(),
       name: input.name,
@@ -85,9 +72,7 @@ export class ApplicationsService {
     }
     const stored = { id: application.id, etag: newEtag(), json: applicationDocument(application) }
     try {
-      await this.store.writeOne((db) =>
-        insertApplication(db, { workspace_id: workspaceId, ...columns(application, stored) }),
-      )
+      await createApplication(this.deps.store, { workspace_id: workspaceId, ...columns(application, stored) })
       return stored
     } catch (error) {
       if (isUniqueViolation(error))
@@ -97,15 +82,22 @@ export class ApplicationsService {
   }
 
   async get(workspaceId: string, id: string): Promise<Stored> {
-    const found = await findApplicationDocument(this.store.db, workspaceId, id)
+    const found = await findApplicationDocument(this.deps.store.db, workspaceId, id)
     if (!found) throw applicationNotFound(id)
     return { id, etag: found.etag, json: found.doc }
+  }
+
+  /** The application itself, parsed, for the services that act on its settings (404 if missing). */
+  async find(workspaceId: string, id: string): Promise<Application> {
+    const row = await findApplication(this.deps.store.db, workspaceId, id)
+    if (!row) throw applicationNotFound(id)
+    return applicationFromColumns(row)
   }
 
   /** One page, as the JSON text of the answer. */
   async list(workspaceId: string, limit: number, cursor?: string): Promise<string> {
     const after = decodeCursor(cursor) ?? 0
-    return documentPage(await listApplicationDocuments(this.store.db, workspaceId, after, limit))
+    return documentPage(await listApplicationDocuments(this.deps.store.db, workspaceId, after, limit))
   }
 
   /**
@@ -120,8 +112,8 @@ export class ApplicationsService {
     ifMatch: string | undefined,
   ): Promise<Stored> {
     assertSameId(patch.id, id)
-    return this.store.write(async (trx) => {
-      const row = await findApplication(trx, workspaceId, id, usesRowLocks(this.store.dialect))
+    return this.deps.store.write(async (trx) => {
+      const row = await findApplicationForUpdate(trx, workspaceId, id)
       if (!row) throw applicationNotFound(id)
       assertIfMatch(ifMatch, row.etag)
       const current = applicationFromColumns(row)
@@ -139,7 +131,7 @@ export class ApplicationsService {
               ),
       }
       if (sameJson(next, current)) return { id, etag: row.etag, json: row.doc }
-      next.updated = Math.max(nowSeconds(), current.updated)
+      next.updated = Math.max(this.deps.clock.nowSeconds(), current.updated)
       const stored = { id, etag: newEtag(), json: applicationDocument(next) }
       // The ETag guard is a second line of defence should a lock ever be missing.
       const { created: _created, id: _id, ...changes } = columns(next, stored)
@@ -150,8 +142,8 @@ export class ApplicationsService {
 
   /** Deletes the application with its policies and their revisions, in one transaction. */
   async delete(workspaceId: string, id: string, ifMatch: string | undefined): Promise<void> {
-    await this.store.write(async (trx) => {
-      const row = await findApplication(trx, workspaceId, id, usesRowLocks(this.store.dialect))
+    await this.deps.store.write(async (trx) => {
+      const row = await findApplicationForUpdate(trx, workspaceId, id)
       if (!row) throw applicationNotFound(id)
       assertIfMatch(ifMatch, row.etag)
       if (!(await deleteApplication(trx, row.seq, row.etag))) throw preconditionFailed()

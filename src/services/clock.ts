@@ -1,2 +1,13 @@
-/** Unix time in whole seconds, UTC. */
-export const nowSeconds = (): number => Math.floor(Date.now() / 1000)
+/** The time, as services read it: handed in, so that tests can set it. */
+export interface Clock {
+  /** Unix time in whole seconds, UTC. */
+  nowSeconds(): number
+  /** Milliseconds since the epoch, for durations and caches. */
+  nowMs(): number
+}
+
+/** The machine's clock. */
+export const systemClock: Clock = {
+  nowSeconds: () => Math.floor(Date.now() / 1000),
+  nowMs: () => Date.now(),
+}

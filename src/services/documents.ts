@@ -1,7 +1,10 @@
+import type { Kysely } from 'kysely'
 import type { Application, ApplicationParameters } from '../schemas/applications.js'
 import type { Policy, PolicyRule } from '../schemas/policies.js'
 import { fromJson } from '../store/dialect.js'
-import type { ApplicationsTable, PoliciesTable } from '../store/tables.js'
+import { readStoreMetadata, updateDocument, writeStoreMetadata } from '../store/documents.repository.js'
+import { pagesBySeq } from '../store/pages.js'
+import type { ApplicationsTable, Database, PoliciesTable } from '../store/tables.js'
 
 /**
  * The JSON text the API shows for an application or a policy is made once, when the record is
@@ -9,6 +12,15 @@ import type { ApplicationsTable, PoliciesTable } from '../store/tables.js'
  * a list is those texts joined: no read parses, maps or serialises a record again. Keys come in
  * the order of the response schema, whatever order the client or the store used.
  */
+
+/**
+ * The version of the stored texts' shape (2: policies show `mode` and `on_error`). Change it whenever `applicationDocument` or
+ * `policyDocument` changes what they write (a field added, renamed or reordered): start-up then
+ * renders every stored text again (`refreshDocuments`).
+ */
+export const DOCUMENT_VERSION = 2
+
+const VERSION_KEY = 'document_version'
 
 /** The body of a read: the stored text and the entity tag of that version. */
 export interface Stored {
@@ -57,6 +69,8 @@ export function policyDocument(p: Policy): string {
     target: p.target,
     definition: p.definition,
     override_response: p.override_response,
+    mode: p.mode,
+    on_error: p.on_error,
     revision: p.revision,
     created: p.created,
     updated: p.updated,
@@ -88,6 +102,8 @@ export function policyFromColumns(row: Columns<PoliciesTable>): Policy {
     target: fromJson<Policy['target']>(row.target),
     definition: row.definition,
     override_response: row.override_response,
+    mode: row.mode === 'monitor' ? 'monitor' : 'enforce',
+    on_error: row.on_error === 'fail_open' ? 'fail_open' : 'fail_closed',
     revision: row.revision,
     created: row.created,
     updated: row.updated,
@@ -104,3 +120,27 @@ export function rowDocument(table: 'applications' | 'policies', row: Record<stri
 /** A page of a list, from the stored texts of its records. */
 export const pageJson = (documents: readonly string[], nextCursor: string | null): string =>
   `{"data":[${documents.join(',')}],"next_cursor":${nextCursor === null ? 'null' : JSON.stringify(nextCursor)}}`
+
+/** Rows rendered per transaction: a big store is refreshed a page at a time. */
+const REFRESH_BATCH = 500
+
+/**
+ * Renders again the stored text of every application and policy when the store's texts are of
+ * another `DOCUMENT_VERSION` than this code's (or were never written: a store migrated from
+ * before they existed), a batch per transaction, then records the version. Import renders its
+ * rows through the same `rowDocument`. Returns how many texts were written.
+ */
+export async function refreshDocuments(db: Kysely<Database>): Promise<number> {
+  if ((await readStoreMetadata(db, VERSION_KEY)) === String(DOCUMENT_VERSION)) return 0
+  let written = 0
+  for (const table of ['applications', 'policies'] as const) {
+    for await (const rows of pagesBySeq(db, table, REFRESH_BATCH)) {
+      await db.transaction().execute(async (trx) => {
+        for (const row of rows) await updateDocument(trx, table, row.seq as number, rowDocument(table, row))
+      })
+      written += rows.length
+    }
+  }
+  await writeStoreMetadata(db, VERSION_KEY, String(DOCUMENT_VERSION))
+  return written
+}

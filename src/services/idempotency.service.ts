@@ -10,7 +10,7 @@ import {
   insertIdempotencyKey,
   takeOverIdempotencyKey,
 } from '../store/idempotency.repository.js'
-import { nowSeconds } from './clock.js'
+import type { Clock } from './clock.js'
 
 /** How long a key replays its first answer. */
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60
@@ -73,7 +73,7 @@ function open(sealed: string, idempotencyKey: string, workspaceId: string): Stor
 export const IDEMPOTENCY_KEY_PATTERN = /^[\x20-\x7e]{1,255}$/
 
 export class IdempotencyService {
-  constructor(private readonly store: Store) {}
+  constructor(private readonly deps: { store: Store; clock: Clock }) {}
 
   /**
    * Claims `key` for a request. Returns null when the request should run, or the stored answer
@@ -88,31 +88,29 @@ export class IdempotencyService {
     }
     const keyHash = sha256(key)
     for (let attempt = 0; attempt < 5; attempt++) {
-      const now = nowSeconds()
+      const now = this.deps.clock.nowSeconds()
       const claim = {
         fingerprint: requestFingerprint,
         created: now,
         expires_at: now + IDEMPOTENCY_TTL_SECONDS,
       }
       try {
-        await this.store.writeOne((db) =>
-          insertIdempotencyKey(db, {
-            workspace_id: workspaceId,
-            key_hash: keyHash,
-            state: 'running',
-            response: null,
-            ...claim,
-          }),
-        )
+        await insertIdempotencyKey(this.deps.store, {
+          workspace_id: workspaceId,
+          key_hash: keyHash,
+          state: 'running',
+          response: null,
+          ...claim,
+        })
         return null
       } catch (error) {
         if (!isUniqueViolation(error)) throw error
       }
-      const row = await findIdempotencyKey(this.store.db, workspaceId, keyHash)
+      const row = await findIdempotencyKey(this.deps.store.db, workspaceId, keyHash)
       if (!row) continue
       const abandoned = row.state === 'running' && now - row.created >= ABANDONED_AFTER_SECONDS
       if (row.expires_at <= now || abandoned) {
-        if (await this.store.writeOne((db) => takeOverIdempotencyKey(db, row, claim))) return null
+        if (await takeOverIdempotencyKey(this.deps.store, row, claim)) return null
         continue
       }
       if (row.state === 'running') {
@@ -139,16 +137,16 @@ export class IdempotencyService {
   /** Stores a 2xx answer for replays. */
   async complete(workspaceId: string, key: string, answer: StoredAnswer): Promise<void> {
     const sealed = seal(answer, key, workspaceId)
-    await this.store.writeOne((db) => completeIdempotencyKey(db, workspaceId, sha256(key), sealed))
+    await completeIdempotencyKey(this.deps.store, workspaceId, sha256(key), sealed)
   }
 
   /** Forgets a key whose request failed, so that it may be retried with the same key. */
   async release(workspaceId: string, key: string): Promise<void> {
-    await this.store.writeOne((db) => deleteIdempotencyKey(db, workspaceId, sha256(key)))
+    await deleteIdempotencyKey(this.deps.store, workspaceId, sha256(key))
   }
 
   /** Deletes expired keys; returns how many. */
   async purgeExpired(): Promise<number> {
-    return this.store.write((db) => deleteExpiredIdempotencyKeys(db, nowSeconds()))
+    return deleteExpiredIdempotencyKeys(this.deps.store, this.deps.clock.nowSeconds())
   }
 }

@@ -1,21 +1,92 @@
+import type { Config } from '../config.js'
+import { Metrics } from '../metrics.js'
+import type { Judge } from '../rules/judge.js'
+import { createOpenAiJudge } from '../rules/openai-judge.js'
 import type { Store } from '../store/database.js'
+import { ApiKeysService } from './api-keys.service.js'
 import { ApplicationsService } from './applications.service.js'
+import { AuthenticationService } from './authentication.service.js'
+import { ChatCompletionsService } from './chat-completions.service.js'
+import { type Clock, systemClock } from './clock.js'
+import { EvaluationLogService } from './evaluation-log.service.js'
+import { EvaluationsService } from './evaluations.service.js'
 import { IdempotencyService } from './idempotency.service.js'
-import { KeysService } from './keys.service.js'
+import { OperatorService } from './operator.service.js'
 import { PoliciesService } from './policies.service.js'
+import { PolicyTestsService } from './policy-tests.service.js'
+import { TransferService } from './transfer.service.js'
 
 export interface Services {
   applications: ApplicationsService
   policies: PoliciesService
-  keys: KeysService
+  policyTests: PolicyTestsService
+  authentication: AuthenticationService
+  apiKeys: ApiKeysService
+  operator: OperatorService
   idempotency: IdempotencyService
+  transfer: TransferService
+  evaluations: EvaluationsService
+  /** Prometheus metrics; null when METRICS_PORT is 0. */
+  metrics: Metrics | null
+  chatCompletions: ChatCompletionsService
+  evaluationLog: EvaluationLogService
 }
 
-export function createServices(store: Store): Services {
+/** What the services are built from: nothing else reaches them, and no service reads globals. */
+export interface ServiceDependencies {
+  store: Store
+  config: Config
+  /** The time; the machine's clock unless a test sets another. */
+  clock?: Clock
+  /** The judge of scored rules; by default the one `config.judge` names, or none. */
+  judge?: Judge | null
+  /** Where metrics are recorded; by default a registry of their own, none when `config.metricsPort` is 0. */
+  metrics?: Metrics | null
+}
+
+/** The judge the configuration names: an OpenAI-compatible endpoint, or none. */
+export function judgeFromConfig(config: Config, metrics: Metrics | null = null): Judge | null {
+  if (config.judge === null) return null
+  const { baseUrl, model, apiKey, timeoutMs, maxConcurrency } = config.judge
+  return createOpenAiJudge({
+    baseUrl,
+    model,
+    apiKey,
+    timeoutMs,
+    maxConcurrency,
+    ...(metrics ? { onCall: metrics.judgeCall } : {}),
+  })
+}
+
+export function createServices({
+  store,
+  config,
+  clock = systemClock,
+  metrics = config.metricsPort > 0 ? new Metrics() : null,
+  judge = judgeFromConfig(config, metrics),
+}: ServiceDependencies): Services {
+  const authentication = new AuthenticationService({ store, clock })
+  const policyTests = new PolicyTestsService({ store, clock, judge })
+  const evaluationLog = new EvaluationLogService({
+    store,
+    clock,
+    content: config.evaluationLogContent,
+    retentionDays: config.evaluationRetentionDays,
+  })
+  const applications = new ApplicationsService({ store, clock })
+  const evaluations = new EvaluationsService({ store, clock, judge, log: evaluationLog, metrics })
   return {
-    applications: new ApplicationsService(store),
-    policies: new PoliciesService(store),
-    keys: new KeysService(store),
-    idempotency: new IdempotencyService(store),
+    applications,
+    policies: new PoliciesService({ store, clock, tests: policyTests }),
+    policyTests,
+    authentication,
+    apiKeys: new ApiKeysService({ store, clock, authentication }),
+    operator: new OperatorService({ store, clock, authentication }),
+    idempotency: new IdempotencyService({ store, clock }),
+    transfer: new TransferService(store),
+    evaluations,
+    chatCompletions: new ChatCompletionsService({ applications, evaluations, config, clock }),
+    evaluationLog,
+    metrics,
   }
 }

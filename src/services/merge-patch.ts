@@ -9,7 +9,14 @@ export function mergePatch(target: unknown, patch: unknown): Json {
   const result: Record<string, Json> = isObject(target) ? { ...target } : {}
   for (const [key, value] of Object.entries(patch)) {
     if (value === null) delete result[key]
-    else result[key] = mergePatch(result[key], value)
+    // Defined, not assigned: assigning a member named `__proto__` would set the prototype instead.
+    else
+      Object.defineProperty(result, key, {
+        value: mergePatch(result[key], value),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      })
   }
   return result
 }

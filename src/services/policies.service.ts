@@ -1,42 +1,52 @@
 import type { Kysely } from 'kysely'
 import { conflict, invalid, notFound } from '../errors.js'
-import type { Policy, PolicyCreate, PolicyPatch, PolicyRule } from '../schemas/policies.js'
+import { compilePolicy } from '../rules/evaluate.js'
+import { checkRules, normalizeRule } from '../rules/validation.js'
+import type {
+  OnError,
+  Policy,
+  PolicyCreate,
+  PolicyMode,
+  PolicyPatch,
+  PolicyRule,
+} from '../schemas/policies.js'
 import { applicationExists } from '../store/applications.repository.js'
 import type { Store } from '../store/database.js'
-import { isForeignKeyViolation, isUniqueViolation, toJson, usesRowLocks } from '../store/dialect.js'
+import { isForeignKeyViolation, isUniqueViolation, toJson } from '../store/dialect.js'
 import {
+  createPolicy,
   deletePolicy,
   findPolicy,
   findPolicyDocument,
+  findPolicyForUpdate,
   findPolicyRevision,
-  insertPolicy,
   insertPolicyRevision,
   listPolicyDocuments,
   listPolicyRevisions,
   type RevisionKey,
   updatePolicy,
 } from '../store/policies.repository.js'
+import { policyTestVersions, testVersions } from '../store/policy-tests.repository.js'
 import type { Database, PolicyRevisionRow } from '../store/tables.js'
-import { applicationNotFound, assertSameId, newEtag } from './applications.service.js'
-import { nowSeconds } from './clock.js'
+import type { Clock } from './clock.js'
+import { applicationNotFound, assertSameId, newEtag, policyNotFound } from './common.js'
 import { policyDocument, policyFromColumns, type Stored } from './documents.js'
 import { decodeCursor, documentPage, type Page, toPage } from './pagination.js'
+import { type PolicyTestsService, storedPolicy, testsFailed } from './policy-tests.service.js'
 import { assertIfMatch, preconditionFailed } from './preconditions.js'
-import { checkRules, normalizeRule } from './rules.js'
 
 /** A stored version, shown as the policy was then; `updated` is when that version was written. */
 function revisionToPolicy(row: PolicyRevisionRow, created: number): Policy {
   return policyFromColumns({ ...row, id: row.policy_id, created, updated: row.created })
 }
 
-const policyNotFound = (applicationId: string, id: string) =>
-  notFound(`No policy "${id}" in application "${applicationId}"`)
-
 interface PolicyContent {
   rules: PolicyRule[]
   target: Policy['target']
   definition: string | null
   override_response: string | null
+  mode: PolicyMode
+  on_error: OnError
 }
 
 /** Validation beyond the schema, the same for a create and for the result of a patch. */
@@ -44,6 +54,32 @@ function checkContent(content: PolicyContent): void {
   const errors = checkRules(content.rules, content.definition)
   if (errors.length > 0) throw invalid(errors)
 }
+
+/** The content a merge patch gives `current`. */
+function patched(current: Policy, patch: PolicyPatch): PolicyContent {
+  return {
+    rules: patch.rules ? patch.rules.map(normalizeRule) : current.rules,
+    target: patch.target ?? current.target,
+    definition: patch.definition === undefined ? current.definition : patch.definition,
+    override_response:
+      patch.override_response === undefined ? current.override_response : patch.override_response,
+    mode: patch.mode === undefined ? current.mode : (patch.mode ?? 'enforce'),
+    on_error: patch.on_error === undefined ? current.on_error : (patch.on_error ?? 'fail_closed'),
+  }
+}
+
+function sameContent(next: PolicyContent, current: Policy): boolean {
+  const { rules, target, definition, override_response, mode, on_error } = current
+  return (
+    JSON.stringify(next) === JSON.stringify({ rules, target, definition, override_response, mode, on_error })
+  )
+}
+
+/** The policy or its test cases changed while the cases ran: check again. */
+class ChangedMeanwhile extends Error {}
+
+/** How often a PATCH runs the tests again when the policy or its cases keep changing under it. */
+const MAX_TEST_ATTEMPTS = 3
 
 type StoredContent = ReturnType<typeof storedContent>
 
@@ -64,10 +100,12 @@ const storedContent = (content: PolicyContent) => ({
   target: toJson(content.target),
   definition: content.definition,
   override_response: content.override_response,
+  mode: content.mode,
+  on_error: content.on_error,
 })
 
 export class PoliciesService {
-  constructor(private readonly store: Store) {}
+  constructor(private readonly deps: { store: Store; clock: Clock; tests?: PolicyTestsService }) {}
 
   /** Creates a policy and its first revision in one transaction. */
   async create(workspaceId: string, applicationId: string, input: PolicyCreate): Promise<Stored> {
@@ -76,9 +114,11 @@ export class PoliciesService {
       target: input.target,
       definition: input.definition ?? null,
       override_response: input.override_response ?? null,
+      mode: input.mode ?? 'enforce',
+      on_error: input.on_error ?? 'fail_closed',
     }
     checkContent(content)
-    const now = nowSeconds()
+    const now = this.deps.clock.nowSeconds()
     const policy: Policy = {
       id: input.id,
       application_id: applicationId,
@@ -91,9 +131,10 @@ export class PoliciesService {
     const columnsContent = storedContent(content)
     try {
       // One statement: a missing application fails the insert on its foreign key, no read first.
-      await this.store.writeOne((trx) =>
-        insertPolicy(trx, { workspace_id: workspaceId, ...columns(policy, columnsContent, stored) }),
-      )
+      await createPolicy(this.deps.store, {
+        workspace_id: workspaceId,
+        ...columns(policy, columnsContent, stored),
+      })
       return stored
     } catch (error) {
       if (isUniqueViolation(error)) {
@@ -105,23 +146,29 @@ export class PoliciesService {
   }
 
   async get(workspaceId: string, applicationId: string, id: string): Promise<Stored> {
-    const found = await findPolicyDocument(this.store.db, workspaceId, applicationId, id)
-    if (!found) throw await this.missing(this.store.db, workspaceId, applicationId, id)
+    const found = await findPolicyDocument(this.deps.store.db, workspaceId, applicationId, id)
+    if (!found) throw await this.missing(this.deps.store.db, workspaceId, applicationId, id)
     return { id, etag: found.etag, json: found.doc }
   }
 
   /** One page, as the JSON text of the answer. */
   async list(workspaceId: string, applicationId: string, limit: number, cursor?: string): Promise<string> {
     const after = decodeCursor(cursor) ?? 0
-    if (!(await applicationExists(this.store.db, workspaceId, applicationId)))
+    if (!(await applicationExists(this.deps.store.db, workspaceId, applicationId)))
       throw applicationNotFound(applicationId)
-    return documentPage(await listPolicyDocuments(this.store.db, workspaceId, applicationId, after, limit))
+    return documentPage(
+      await listPolicyDocuments(this.deps.store.db, workspaceId, applicationId, after, limit),
+    )
   }
 
   /**
-   * Applies a JSON merge patch; the result is validated like a create. Read, check, write and the
-   * new revision happen in one transaction with the row locked where the store needs it, so
-   * revisions are numbered without gaps or duplicates however many writers race.
+   * Applies a JSON merge patch; the result is validated like a create. A policy with test cases
+   * runs them against the patched body first, and a failing case refuses the change (409
+   * tests_failed) unless `skipTests`. The cases run before the write's transaction opens (a judge
+   * may take seconds); the transaction then checks that the cases did not change meanwhile and
+   * that the patch, applied to the policy as it now is, gives the content they ran against. When
+   * either moved, the whole check runs again on what is current; an If-Match that no longer
+   * holds is a 412 as always.
    */
   async patch(
     workspaceId: string,
@@ -129,30 +176,71 @@ export class PoliciesService {
     id: string,
     patch: PolicyPatch,
     ifMatch: string | undefined,
+    options: { skipTests?: boolean } = {},
   ): Promise<Stored> {
     assertSameId(patch.id, id)
-    return this.store.write(async (trx) => {
-      const row = await findPolicy(trx, workspaceId, applicationId, id, usesRowLocks(this.store.dialect))
+    const tests = options.skipTests ? undefined : this.deps.tests
+    if (!tests) return this.write(workspaceId, applicationId, id, patch, ifMatch, null)
+    const key = { workspaceId, applicationId, policyId: id }
+    const { db } = this.deps.store
+    for (let attempt = 1; ; attempt++) {
+      const row = await findPolicy(db, workspaceId, applicationId, id)
+      if (!row) throw await this.missing(db, workspaceId, applicationId, id)
+      assertIfMatch(ifMatch, row.etag)
+      const current = policyFromColumns(row)
+      const next = patched(current, patch)
+      checkContent(next)
+      const cases = await tests.listCases(key)
+      if (cases.length > 0 && !sameContent(next, current)) {
+        const policy = storedPolicy({ ...current, ...next }, true)
+        const results = await tests.runCases(applicationId, compilePolicy(policy), cases)
+        const failures = results.filter((result) => result.outcome === 'failed')
+        if (failures.length > 0) throw testsFailed(failures, results.length)
+      }
+      try {
+        return await this.write(workspaceId, applicationId, id, patch, ifMatch, {
+          content: cases.length > 0 ? JSON.stringify(next) : null,
+          cases: testVersions(cases),
+        })
+      } catch (error) {
+        if (!(error instanceof ChangedMeanwhile)) throw error
+        if (attempt === MAX_TEST_ATTEMPTS) throw preconditionFailed()
+      }
+    }
+  }
+
+  /**
+   * Read, check, write and the new revision in one transaction with the row locked where the
+   * store needs it, so revisions are numbered without gaps or duplicates however many writers
+   * race. With `tested`, the cases must still be the versions that ran, and (when there are
+   * any) the content about to be written the one they ran against.
+   */
+  private write(
+    workspaceId: string,
+    applicationId: string,
+    id: string,
+    patch: PolicyPatch,
+    ifMatch: string | undefined,
+    tested: { content: string | null; cases: string } | null,
+  ): Promise<Stored> {
+    return this.deps.store.write(async (trx) => {
+      const row = await findPolicyForUpdate(trx, workspaceId, applicationId, id)
       if (!row) throw await this.missing(trx, workspaceId, applicationId, id)
       assertIfMatch(ifMatch, row.etag)
       const current = policyFromColumns(row)
-      const next: PolicyContent = {
-        rules: patch.rules ? patch.rules.map(normalizeRule) : current.rules,
-        target: patch.target ?? current.target,
-        definition: patch.definition === undefined ? current.definition : patch.definition,
-        override_response:
-          patch.override_response === undefined ? current.override_response : patch.override_response,
-      }
+      const next = patched(current, patch)
       checkContent(next)
-      const { rules, target, definition, override_response } = current
-      if (JSON.stringify(next) === JSON.stringify({ rules, target, definition, override_response })) {
-        return { id, etag: row.etag, json: row.doc }
+      if (tested) {
+        const key = { workspaceId, applicationId, policyId: id }
+        if ((await policyTestVersions(trx, key)) !== tested.cases) throw new ChangedMeanwhile()
+        if (tested.content !== null && JSON.stringify(next) !== tested.content) throw new ChangedMeanwhile()
       }
+      if (sameContent(next, current)) return { id, etag: row.etag, json: row.doc }
       const policy: Policy = {
         ...current,
         ...next,
         revision: row.revision + 1,
-        updated: Math.max(nowSeconds(), row.updated),
+        updated: Math.max(this.deps.clock.nowSeconds(), row.updated),
       }
       const stored = { id, etag: newEtag(), json: policyDocument(policy) }
       const content = storedContent(next)
@@ -183,8 +271,8 @@ export class PoliciesService {
     id: string,
     ifMatch: string | undefined,
   ): Promise<void> {
-    await this.store.write(async (trx) => {
-      const row = await findPolicy(trx, workspaceId, applicationId, id, usesRowLocks(this.store.dialect))
+    await this.deps.store.write(async (trx) => {
+      const row = await findPolicyForUpdate(trx, workspaceId, applicationId, id)
       if (!row) throw await this.missing(trx, workspaceId, applicationId, id)
       assertIfMatch(ifMatch, row.etag)
       if (!(await deletePolicy(trx, row.seq, row.etag))) throw preconditionFailed()
@@ -200,11 +288,11 @@ export class PoliciesService {
     cursor?: string,
   ): Promise<Page<Policy>> {
     const before = decodeCursor(cursor) ?? Number.MAX_SAFE_INTEGER
-    const policy = await findPolicy(this.store.db, workspaceId, applicationId, id)
-    if (!policy) throw await this.missing(this.store.db, workspaceId, applicationId, id)
+    const policy = await findPolicy(this.deps.store.db, workspaceId, applicationId, id)
+    if (!policy) throw await this.missing(this.deps.store.db, workspaceId, applicationId, id)
     const versions = policy.revision < before ? [policyFromColumns(policy)] : []
     const key: RevisionKey = { workspaceId, applicationId, policyId: id }
-    const past = await listPolicyRevisions(this.store.db, key, before, limit + 1 - versions.length)
+    const past = await listPolicyRevisions(this.deps.store.db, key, before, limit + 1 - versions.length)
     for (const row of past) versions.push(revisionToPolicy(row, policy.created))
     return toPage(
       versions,
@@ -220,11 +308,11 @@ export class PoliciesService {
     id: string,
     revision: number,
   ): Promise<Policy> {
-    const policy = await findPolicy(this.store.db, workspaceId, applicationId, id)
-    if (!policy) throw await this.missing(this.store.db, workspaceId, applicationId, id)
+    const policy = await findPolicy(this.deps.store.db, workspaceId, applicationId, id)
+    if (!policy) throw await this.missing(this.deps.store.db, workspaceId, applicationId, id)
     if (revision === policy.revision) return policyFromColumns(policy)
     const row = await findPolicyRevision(
-      this.store.db,
+      this.deps.store.db,
       { workspaceId, applicationId, policyId: id },
       revision,
     )

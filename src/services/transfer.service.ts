@@ -5,25 +5,28 @@ import { pagesBySeq } from '../store/pages.js'
 import { deleteCurrentRevisionRows } from '../store/policies.repository.js'
 import type { Database } from '../store/tables.js'
 import { rowDocument } from './documents.js'
+import { EVALUATION_KIND, EvaluationLogImport, exportEvaluationLog } from './evaluation-log-transfer.js'
 
 /**
  * Moving a whole store (SQLite → PostgreSQL and back) as JSON lines: one header line, then every
- * workspace, API key (its hash only), application, policy and policy revision, parents before
- * children and each table in creation order, so that an import recreates the same listing order.
+ * workspace, API key (its hash only), application, policy, policy revision and policy test case,
+ * parents before children and each table in creation order, so that an import recreates the same
+ * listing order.
  */
 
 export const EXPORT_FORMAT = 'warden-export'
 export const EXPORT_VERSION = 1
 
-type Kind = 'workspace' | 'api_key' | 'application' | 'policy' | 'policy_revision'
+type Kind = 'workspace' | 'api_key' | 'application' | 'policy' | 'policy_revision' | 'policy_test'
 const TABLE = {
   workspace: 'workspaces',
   api_key: 'api_keys',
   application: 'applications',
   policy: 'policies',
   policy_revision: 'policy_revisions',
+  policy_test: 'policy_tests',
 } as const satisfies Record<Kind, keyof Database>
-const ORDER: Kind[] = ['workspace', 'api_key', 'application', 'policy', 'policy_revision']
+const ORDER: Kind[] = ['workspace', 'api_key', 'application', 'policy', 'policy_revision', 'policy_test']
 /** Columns holding JSON: parsed on export, serialised again on import. */
 const JSON_COLUMNS: Record<Kind, string[]> = {
   workspace: [],
@@ -31,10 +34,16 @@ const JSON_COLUMNS: Record<Kind, string[]> = {
   application: ['parameters'],
   policy: ['rules', 'target'],
   policy_revision: ['rules', 'target'],
+  policy_test: ['messages', 'context', 'expected'],
 }
 const PAGE = 1000
 
 export class ImportError extends Error {}
+
+export interface TransferOptions {
+  /** false leaves the evaluation log out (`--skip-evaluation-log`). */
+  evaluationLog?: boolean
+}
 
 type Row = Record<string, unknown>
 
@@ -76,9 +85,12 @@ export class TransferService {
   constructor(private readonly store: Store) {}
 
   /** Writes the whole store as JSON lines; returns how many records of each kind. */
-  async export(write: (line: string) => Promise<void> | void): Promise<Record<Kind, number>> {
+  async export(
+    write: (line: string) => Promise<void> | void,
+    options: TransferOptions = {},
+  ): Promise<Record<string, number>> {
     const db = this.store.db as unknown as Kysely<Record<string, Row>>
-    const counts = { workspace: 0, api_key: 0, application: 0, policy: 0, policy_revision: 0 }
+    const counts = { workspace: 0, api_key: 0, application: 0, policy: 0, policy_revision: 0, policy_test: 0 }
     await write(
       JSON.stringify({
         kind: 'header',
@@ -89,7 +101,8 @@ export class TransferService {
     )
     for (const kind of ORDER) {
       const table = TABLE[kind]
-      if (kind === 'application' || kind === 'policy') {
+      if (kind === 'application' || kind === 'policy' || kind === 'policy_test') {
+        // Creation order; `seq` itself is not exported.
         for await (const rows of pagesBySeq(this.store.db, TABLE[kind])) {
           for (const row of rows) await write(exportRow(kind, row))
           counts[kind] += rows.length
@@ -137,15 +150,18 @@ export class TransferService {
       for (const row of rows) await write(exportRow(kind, row))
       counts[kind] += rows.length
     }
-    return counts
+    // The evaluation log last: its entries name applications, and it is by far the largest part.
+    if (options.evaluationLog === false) return counts
+    return { ...counts, evaluation: await exportEvaluationLog(this.store.db, write) }
   }
 
   /**
    * Reads an export into this store, which must be empty, in one transaction: either every
    * record arrives or none does.
    */
-  async import(lines: AsyncIterable<string>): Promise<Record<Kind, number>> {
-    const counts = { workspace: 0, api_key: 0, application: 0, policy: 0, policy_revision: 0 }
+  async import(lines: AsyncIterable<string>, options: TransferOptions = {}): Promise<Record<string, number>> {
+    let evaluations = 0
+    const counts = { workspace: 0, api_key: 0, application: 0, policy: 0, policy_revision: 0, policy_test: 0 }
     await this.store.db.transaction().execute(async (trx) => {
       const db = trx as unknown as Kysely<Record<string, Row>>
       const existing = await db
@@ -163,6 +179,7 @@ export class TransferService {
         if (batchKind && batch.length > 0) await db.insertInto(TABLE[batchKind]).values(batch).execute()
         batch = []
       }
+      const log = new EvaluationLogImport(trx, (message) => new ImportError(message))
       let lineNumber = 0
       let sawHeader = false
       for await (const raw of lines) {
@@ -186,6 +203,12 @@ export class TransferService {
           sawHeader = true
           continue
         }
+        if (record.kind === EVALUATION_KIND) {
+          // Its application must be written first: the batch under way goes now.
+          await flush()
+          if (options.evaluationLog !== false) await log.add(record, lineNumber)
+          continue
+        }
         const kind = record.kind as Kind
         if (!ORDER.includes(kind))
           throw new ImportError(`line ${lineNumber} has an unknown kind "${String(record.kind)}"`)
@@ -203,8 +226,10 @@ export class TransferService {
       }
       if (!sawHeader) throw new ImportError('the input is empty')
       await flush()
+      await log.flush()
+      evaluations = log.count
       await deleteCurrentRevisionRows(trx)
     })
-    return counts
+    return options.evaluationLog === false ? counts : { ...counts, evaluation: evaluations }
   }
 }

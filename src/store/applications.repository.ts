@@ -1,5 +1,7 @@
 import type { Kysely, Updateable } from 'kysely'
-import { type DocumentPage, findCompiled, runDocumentPage, runInsert } from './compiled.js'
+import type { Store } from './database.js'
+import { needsRowLocks } from './dialect.js'
+import { type DocumentPage, findPrepared, runDocumentPage, runInsert } from './prepared-queries.js'
 import type { ApplicationRow, ApplicationsTable, Database, NewApplication } from './tables.js'
 
 type Db = Kysely<Database>
@@ -22,6 +24,10 @@ export async function insertApplication(db: Db, row: NewApplication): Promise<vo
   await runInsert(db, 'applications', APPLICATION_COLUMNS, row)
 }
 
+/** Stores a new application: one statement, atomic by itself, so it runs without a transaction. */
+export const createApplication = (store: Store, row: NewApplication): Promise<void> =>
+  store.writeOne((db) => insertApplication(db, row))
+
 /** The stored JSON text of one application and its entity tag: all a read sends. */
 export async function findApplicationDocument(
   db: Db,
@@ -30,30 +36,37 @@ export async function findApplicationDocument(
 ): Promise<{ etag: string; doc: string } | undefined> {
   const build = () =>
     db.selectFrom('applications').select(['etag', 'doc']).where('workspace_id', '=', '').where('id', '=', '')
-  return findCompiled(db, 'findApplicationDocument', build, [workspaceId, id])
+  return findPrepared(db, 'findApplicationDocument', build, [workspaceId, id])
 }
 
-/** With `lock`, the row stays locked until the surrounding transaction ends (PostgreSQL). */
+const selectApplication = (db: Db, workspaceId: string, id: string) =>
+  db.selectFrom('applications').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id)
+
 export async function findApplication(
   db: Db,
   workspaceId: string,
   id: string,
-  lock = false,
 ): Promise<ApplicationRow | undefined> {
-  const query = (ws: string, app: string) =>
-    db.selectFrom('applications').selectAll().where('workspace_id', '=', ws).where('id', '=', app)
-  if (lock) return query(workspaceId, id).forUpdate().executeTakeFirst()
-  return findCompiled(db, 'findApplication', () => query('', ''), [workspaceId, id])
+  return findPrepared(db, 'findApplication', () => selectApplication(db, '', ''), [workspaceId, id])
+}
+
+/**
+ * Reads an application to change it, inside a write transaction: where the store needs it, the
+ * row stays locked until the transaction ends.
+ */
+export async function findApplicationForUpdate(
+  trx: Db,
+  workspaceId: string,
+  id: string,
+): Promise<ApplicationRow | undefined> {
+  const query = selectApplication(trx, workspaceId, id)
+  return (needsRowLocks(trx) ? query.forUpdate() : query).executeTakeFirst()
 }
 
 export async function applicationExists(db: Db, workspaceId: string, id: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('applications')
-    .select('seq')
-    .where('workspace_id', '=', workspaceId)
-    .where('id', '=', id)
-    .executeTakeFirst()
-  return row !== undefined
+  const build = () =>
+    db.selectFrom('applications').select('seq').where('workspace_id', '=', '').where('id', '=', '')
+  return (await findPrepared(db, 'applicationExists', build, [workspaceId, id])) !== undefined
 }
 
 /** One page in creation order, as stored JSON texts: the rows after `afterSeq`, at most `limit`. */

@@ -5,9 +5,10 @@ import SQLite from 'better-sqlite3'
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely'
 import type Pg from 'pg'
 import type { StoreConfig } from '../config.js'
-import { type DirectConnection, runDirectly } from './compiled.js'
 import type { DialectName } from './dialect.js'
+import { rethrowStoreError, withOutageErrors } from './errors.js'
 import { GroupCommit } from './group-commit.js'
+import { type DirectConnection, runPreparedQueriesOn } from './prepared-queries.js'
 import type { Database } from './tables.js'
 
 export interface Store {
@@ -66,16 +67,40 @@ export function withStatementCache(database: SQLite.Database) {
   }
   const inTransaction = database.transaction((read: () => unknown) => read())
   /** Runs statements on this connection without Kysely (compiled.ts). */
+  // An outage (a full disk, an I/O error, a lock held past the busy timeout) is raised as the
+  // store's own StoreUnavailableError; every other error passes through as it is.
   const direct: DirectConnection = {
     run(text, parameters) {
-      const statement = prepare(text)
-      if (statement.reader) return statement.all(...parameters)
-      statement.run(...parameters)
-      return []
+      try {
+        const statement = prepare(text)
+        if (statement.reader) return statement.all(...parameters)
+        statement.run(...parameters)
+        return []
+      } catch (error) {
+        rethrowStoreError(error)
+      }
     },
-    first: (text, parameters) => prepare(text).get(...parameters),
-    column: (text, parameters) => prepare(text, true).all(...parameters),
-    snapshot: <T>(read: () => T) => inTransaction(read) as T,
+    first(text, parameters) {
+      try {
+        return prepare(text).get(...parameters)
+      } catch (error) {
+        rethrowStoreError(error)
+      }
+    },
+    column(text, parameters) {
+      try {
+        return prepare(text, true).all(...parameters)
+      } catch (error) {
+        rethrowStoreError(error)
+      }
+    },
+    snapshot<T>(read: () => T): T {
+      try {
+        return inTransaction(read) as T
+      } catch (error) {
+        rethrowStoreError(error)
+      }
+    },
   }
   return {
     close: () => database.close(),
@@ -159,7 +184,7 @@ function openSqlite(path: string): Store {
   database.pragma('foreign_keys = ON')
   database.pragma('busy_timeout = 5000')
   const writer = withStatementCache(database)
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: writer }) })
+  const db = new Kysely<Database>({ dialect: withOutageErrors(new SqliteDialect({ database: writer })) })
   // Hot reads outside transactions use a read-only connection of their own: in WAL mode it sees
   // every committed write and nothing of a commit still in progress on the write connection,
   // and it never waits behind one. Reads in one turn of the event loop share its snapshot.
@@ -168,7 +193,7 @@ function openSqlite(path: string): Store {
     const connection = new SQLite(path, { readonly: true })
     connection.pragma('busy_timeout = 5000')
     const snapshots = withTurnSnapshots(connection, writer.statementsRun)
-    runDirectly(db, snapshots.direct)
+    runPreparedQueriesOn(db, snapshots.direct)
     reader = snapshots
   }
   const groupCommit = new GroupCommit(db, writer.direct)
@@ -210,7 +235,7 @@ function openPostgres(config: Extract<StoreConfig, { kind: 'postgres' }>): Store
   pool.on('connect', (client) => {
     client.on('error', () => {})
   })
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  const db = new Kysely<Database>({ dialect: withOutageErrors(new PostgresDialect({ pool })) })
   return {
     db,
     dialect: 'postgres',

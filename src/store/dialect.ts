@@ -1,3 +1,5 @@
+import { type Kysely, PostgresAdapter } from 'kysely'
+
 /** Everything that differs between SQLite and PostgreSQL, in one place. */
 
 export type DialectName = 'sqlite' | 'postgres'
@@ -20,44 +22,13 @@ export function isForeignKeyViolation(error: unknown): boolean {
   return code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY'
 }
 
-const UNAVAILABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EPIPE',
-  'ENOTFOUND',
-  'EHOSTUNREACH',
-  '57P01', // admin_shutdown
-  '57P02', // crash_shutdown
-  '57P03', // cannot_connect_now
-  '53300', // too_many_connections
-  '08000',
-  '08003',
-  '08006',
-  '57014', // statement timeout
-  'SQLITE_BUSY',
-  'SQLITE_LOCKED',
-  'SQLITE_IOERR',
-  'SQLITE_FULL',
-  'SQLITE_CANTOPEN',
-])
-
-/** The store could not be reached or is overloaded: the request may succeed if retried. */
-export function isStoreUnavailable(error: unknown): boolean {
-  const code = codeOf(error)
-  if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('SQLITE_IOERR')))
-    return true
-  const message = error instanceof Error ? error.message : ''
-  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(
-    message,
-  )
-}
-
 /**
- * Whether reads for a read-modify-write take row locks (SELECT ... FOR UPDATE). PostgreSQL needs
- * them; SQLite has one writer at a time, so a transaction already excludes every other writer.
+ * Whether reads for a read-modify-write on `db` take row locks (SELECT ... FOR UPDATE).
+ * PostgreSQL needs them; SQLite has one writer at a time, so a transaction already excludes
+ * every other writer (and has no FOR UPDATE).
  */
-export const usesRowLocks = (dialect: DialectName): boolean => dialect === 'postgres'
+export const needsRowLocks = <DB>(db: Kysely<DB>): boolean =>
+  db.getExecutor().adapter instanceof PostgresAdapter
 
 /** JSON columns come back as text from SQLite and already parsed from PostgreSQL's jsonb. */
 export function fromJson<T>(value: unknown): T {

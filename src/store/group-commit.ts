@@ -1,5 +1,5 @@
 import { CompiledQuery, type Kysely } from 'kysely'
-import { type DirectConnection, runDirectly, runStatement } from './compiled.js'
+import { type DirectConnection, runPreparedQueriesOn, runStatement } from './prepared-queries.js'
 
 type Write<DB, T> = (db: Kysely<DB>) => Promise<T>
 
@@ -55,7 +55,7 @@ export class GroupCommit<DB> {
     const settle: (() => void)[] = []
     try {
       await this.db.transaction().execute(async (trx) => {
-        if (this.connection) runDirectly(trx, this.connection, true)
+        if (this.connection) runPreparedQueriesOn(trx, this.connection, true)
         for (const pending of batch) {
           await runStatement(trx, SAVEPOINT)
           try {

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely'
-import { findCompiled } from './compiled.js'
+import { findPrepared } from './prepared-queries.js'
 import type { ApiKeyRow, Database, NewApiKey, WorkspaceRow } from './tables.js'
 
 type Db = Kysely<Database>
@@ -26,7 +26,7 @@ export async function insertApiKey(db: Db, row: NewApiKey): Promise<ApiKeyRow> {
 
 export async function findApiKeyByHash(db: Db, keyHash: string): Promise<ApiKeyRow | undefined> {
   const build = () => db.selectFrom('api_keys').selectAll().where('key_hash', '=', '')
-  return findCompiled(db, 'findApiKeyByHash', build, [keyHash])
+  return findPrepared(db, 'findApiKeyByHash', build, [keyHash])
 }
 
 /** One page of a workspace's keys in id order (UUIDv7: creation order), after `afterId`. */

@@ -7,7 +7,7 @@ import type { Database } from './tables.js'
  */
 export async function* pagesBySeq(
   db: Kysely<Database>,
-  table: 'applications' | 'policies',
+  table: 'applications' | 'policies' | 'policy_tests',
   size = 1000,
 ): AsyncGenerator<Record<string, unknown>[]> {
   for (let after = 0; ; ) {

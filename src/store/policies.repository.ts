@@ -1,5 +1,7 @@
 import type { Insertable, Kysely, Updateable } from 'kysely'
-import { type DocumentPage, findCompiled, runDocumentPage, runInsert } from './compiled.js'
+import type { Store } from './database.js'
+import { needsRowLocks } from './dialect.js'
+import { type DocumentPage, findPrepared, runDocumentPage, runInsert } from './prepared-queries.js'
 import type {
   Database,
   NewPolicy,
@@ -11,7 +13,7 @@ import type {
 
 type Db = Kysely<Database>
 
-const CONTENT_COLUMNS = ['rules', 'target', 'definition', 'override_response'] as const
+const CONTENT_COLUMNS = ['rules', 'target', 'definition', 'override_response', 'mode', 'on_error'] as const
 
 const POLICY_COLUMNS = [
   'workspace_id',
@@ -37,6 +39,13 @@ const REVISION_COLUMNS = [
 export async function insertPolicy(db: Db, row: NewPolicy): Promise<void> {
   await runInsert(db, 'policies', POLICY_COLUMNS, row)
 }
+
+/**
+ * Stores a new policy: one statement, atomic by itself, so it runs without a transaction. A
+ * missing application fails it on its foreign key.
+ */
+export const createPolicy = (store: Store, row: NewPolicy): Promise<void> =>
+  store.writeOne((db) => insertPolicy(db, row))
 
 /** Keeps a version a policy has just moved past: the current one lives in the policy row. */
 export async function insertPolicyRevision(db: Db, row: Insertable<PolicyRevisionsTable>): Promise<void> {
@@ -77,26 +86,38 @@ export async function findPolicyDocument(
       .where('workspace_id', '=', '')
       .where('application_id', '=', '')
       .where('id', '=', '')
-  return findCompiled(db, 'findPolicyDocument', build, [workspaceId, applicationId, id])
+  return findPrepared(db, 'findPolicyDocument', build, [workspaceId, applicationId, id])
 }
 
-/** With `lock`, the row stays locked until the surrounding transaction ends (PostgreSQL). */
+const selectPolicy = (db: Db, workspaceId: string, applicationId: string, id: string) =>
+  db
+    .selectFrom('policies')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('application_id', '=', applicationId)
+    .where('id', '=', id)
+
 export async function findPolicy(
   db: Db,
   workspaceId: string,
   applicationId: string,
   id: string,
-  lock = false,
 ): Promise<PolicyRow | undefined> {
-  const query = (ws: string, app: string, policy: string) =>
-    db
-      .selectFrom('policies')
-      .selectAll()
-      .where('workspace_id', '=', ws)
-      .where('application_id', '=', app)
-      .where('id', '=', policy)
-  if (lock) return query(workspaceId, applicationId, id).forUpdate().executeTakeFirst()
-  return findCompiled(db, 'findPolicy', () => query('', '', ''), [workspaceId, applicationId, id])
+  return findPrepared(db, 'findPolicy', () => selectPolicy(db, '', '', ''), [workspaceId, applicationId, id])
+}
+
+/**
+ * Reads a policy to change it, inside a write transaction: where the store needs it, the row
+ * stays locked until the transaction ends.
+ */
+export async function findPolicyForUpdate(
+  trx: Db,
+  workspaceId: string,
+  applicationId: string,
+  id: string,
+): Promise<PolicyRow | undefined> {
+  const query = selectPolicy(trx, workspaceId, applicationId, id)
+  return (needsRowLocks(trx) ? query.forUpdate() : query).executeTakeFirst()
 }
 
 /** One page of an application's policies in creation order, as stored JSON texts. */
@@ -182,4 +203,9 @@ export async function findPolicyRevision(
     .where('policy_id', '=', key.policyId)
     .where('revision', '=', revision)
     .executeTakeFirst()
+}
+
+/** A policy row by its sequence number. */
+export async function findPolicyBySeq(db: Db, seq: number): Promise<PolicyRow | undefined> {
+  return db.selectFrom('policies').selectAll().where('seq', '=', seq).executeTakeFirst()
 }

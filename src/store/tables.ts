@@ -48,6 +48,10 @@ export interface PoliciesTable {
   target: JsonColumn
   definition: string | null
   override_response: string | null
+  /** enforce or monitor; NULL means enforce. */
+  mode: string | null
+  /** fail_closed or fail_open; NULL means fail_closed. */
+  on_error: string | null
   revision: number
   etag: string
   created: number
@@ -65,6 +69,10 @@ export interface PolicyRevisionsTable {
   target: JsonColumn
   definition: string | null
   override_response: string | null
+  /** enforce or monitor; NULL means enforce. */
+  mode: string | null
+  /** fail_closed or fail_open; NULL means fail_closed. */
+  on_error: string | null
   created: number
 }
 
@@ -80,13 +88,63 @@ export interface IdempotencyKeysTable {
   expires_at: number
 }
 
+/** A policy's test case (migration 0008): a conversation and the verdict it must get. */
+export interface PolicyTestsTable {
+  seq: Generated<number>
+  workspace_id: string
+  application_id: string
+  policy_id: string
+  id: string
+  name: string
+  messages: JsonColumn
+  context: JsonColumn | null
+  /** `{"verdict", "rules"}`, as the API shows it. */
+  expected: JsonColumn
+  etag: string
+  created: number
+  updated: number
+}
+
+/** Facts about the store itself, by name (migration 0005). */
+export interface StoreMetadataTable {
+  name: string
+  value: string
+}
+
+/** One evaluation log entry (migration 0007). */
+export interface EvaluationsTable {
+  seq: Generated<number>
+  /** The evaluation's id, a UUIDv7. */
+  id: string
+  /** The application's `seq`: a log belongs to one application row, not to an id reused later. */
+  app_seq: number
+  created: number
+  /** The evaluation's verdict, pass or fail. */
+  verdict: string
+  /** The entry as the API shows it, JSON text (services/evaluation-log.service.ts). */
+  doc: string
+}
+
+/** Which policies an evaluation evaluated, for the policy_id filter (migration 0007). */
+export interface EvaluationPoliciesTable {
+  /** The evaluation's `seq`. */
+  seq: number
+  policy_id: string
+  app_seq: number
+  created: number
+}
+
 export interface Database {
+  store_metadata: StoreMetadataTable
   idempotency_keys: IdempotencyKeysTable
   workspaces: WorkspacesTable
   api_keys: ApiKeysTable
   applications: ApplicationsTable
   policies: PoliciesTable
   policy_revisions: PolicyRevisionsTable
+  policy_tests: PolicyTestsTable
+  evaluations: EvaluationsTable
+  evaluation_policies: EvaluationPoliciesTable
 }
 
 export type WorkspaceRow = Selectable<WorkspacesTable>
@@ -98,3 +156,5 @@ export type PolicyRow = Selectable<PoliciesTable>
 export type NewPolicy = Insertable<PoliciesTable>
 export type IdempotencyRow = Selectable<IdempotencyKeysTable>
 export type PolicyRevisionRow = Selectable<PolicyRevisionsTable>
+export type PolicyTestRow = Selectable<PolicyTestsTable>
+export type NewPolicyTest = Insertable<PolicyTestsTable>

@@ -1,10 +1,10 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import { type Config, loadConfig } from '../../src/config.js'
+import type { Scope } from '../../src/services/credentials.js'
 import { createServices, type Services } from '../../src/services/index.js'
-import type { Scope } from '../../src/services/keys.service.js'
+import { prepareStore } from '../../src/services/store-setup.js'
 import { openStore, type Store } from '../../src/store/database.js'
-import { migrateToLatest } from '../../src/store/migrations.js'
 import { freshStoreConfig, type StoreKind } from './stores.js'
 
 export interface TestApp {
@@ -26,8 +26,8 @@ export async function createTestApp(kind: StoreKind, env: Record<string, string>
   const fresh = await freshStoreConfig(kind)
   const config = { ...loadConfig({ ...env }), store: fresh.config }
   const store = openStore(fresh.config)
-  await migrateToLatest(store)
-  const services = createServices(store)
+  await prepareStore(store)
+  const services = createServices({ store, config })
   const app = await buildApp({
     config,
     store,
@@ -40,12 +40,13 @@ export async function createTestApp(kind: StoreKind, env: Record<string, string>
   const workspaceId = async (name: string) => {
     const known = workspaces.get(name)
     if (known) return known
-    const id = (await services.keys.findWorkspace(name))?.id ?? (await services.keys.createWorkspace(name)).id
+    const id =
+      (await services.operator.findWorkspace(name))?.id ?? (await services.operator.createWorkspace(name)).id
     workspaces.set(name, id)
     return id
   }
   const key: TestApp['key'] = async (scopes, options = {}) => {
-    const { secret } = await services.keys.createKey({
+    const { secret } = await services.operator.createKey({
       workspaceId: await workspaceId(options.workspace ?? 'default'),
       name: 'test',
       scopes,

@@ -37,10 +37,13 @@ export interface RunningServer {
   stop(signal?: NodeJS.Signals): Promise<number | null>
 }
 
-/** Starts `warden serve` on a free port and resolves once it listens. */
+/**
+ * Starts `warden serve` on a free port and resolves once it listens. The metrics listener is off
+ * unless `env` sets METRICS_PORT: servers started together would all claim the default 9464.
+ */
 export async function startServer(env: Record<string, string>): Promise<RunningServer> {
   const proc = spawn(process.execPath, [WARDEN_BIN, 'serve'], {
-    env: baseEnv({ PORT: '0', HOST: '127.0.0.1', ...env }),
+    env: baseEnv({ PORT: '0', HOST: '127.0.0.1', METRICS_PORT: '0', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let out = ''

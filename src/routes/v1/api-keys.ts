@@ -42,7 +42,7 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
       },
     },
     async (request, reply) => {
-      const created = await services.keys.create(request.principal.workspaceId, request.body)
+      const created = await services.apiKeys.create(request.principal.workspaceId, request.body)
       return reply.code(201).header('location', `/v1/api-keys/${created.id}`).send(created)
     },
   )
@@ -61,7 +61,11 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
       },
     },
     async (request) =>
-      services.keys.listPage(request.principal.workspaceId, request.query.limit ?? 50, request.query.cursor),
+      services.apiKeys.listPage(
+        request.principal.workspaceId,
+        request.query.limit ?? 50,
+        request.query.cursor,
+      ),
   )
 
   app.delete(
@@ -82,7 +86,7 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
       },
     },
     async (request, reply) => {
-      await services.keys.revoke(request.principal.workspaceId, request.params.key_id)
+      await services.apiKeys.revoke(request.principal.workspaceId, request.params.key_id)
       return reply.code(204).send()
     },
   )

@@ -13,6 +13,7 @@ import {
   PolicyRevisionParamsSchema,
   PolicySchema,
 } from '../../schemas/policies.js'
+import { PolicyPatchQuerySchema } from '../../schemas/policy-tests.js'
 import type { Services } from '../../services/index.js'
 import { applicationPath } from './applications.js'
 
@@ -113,14 +114,20 @@ export const policiesRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
         operationId: 'updatePolicy',
         summary: 'Update a policy',
         description:
-          'A JSON merge patch (RFC 7396) of rules, target, definition and override_response (`rules` and `target` are replaced whole). The result is validated like a create, and stored as a new revision (revision + 1). With If-Match, the change applies only to that version (else 412). Needs policies:write.',
+          'A JSON merge patch (RFC 7396) of rules, target, definition, override_response, mode and on_error (`rules` and `target` are replaced whole). The result is validated like a create, and stored as a new revision (revision + 1). When the policy has test cases, they run against the changed policy first, and a change that breaks one is refused with 409 tests_failed, the problem listing the failing cases in `failures`; `?skip_tests=true` makes the change anyway. With If-Match, the change applies only to that version (else 412). Needs policies:write.',
         tags,
         params: PolicyParamsSchema,
         headers: IfMatchHeaderSchema,
+        querystring: PolicyPatchQuerySchema,
         body: PolicyPatchSchema,
         response: {
           200: resourceResponse(policyRef, 'The policy after the change.'),
           ...errorResponses(400, 404, 412, 413, 415, 422, ...AUTH_ERRORS),
+          409: {
+            ...errorResponses(409)[409],
+            description:
+              'The change breaks test cases of the policy; `failures` lists them as a test run reports them (tests_failed).',
+          },
         },
       },
     },
@@ -132,6 +139,7 @@ export const policiesRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
         policy_id,
         request.body,
         request.headers['if-match'],
+        { skipTests: request.query.skip_tests === true },
       )
       return sendJson(reply, stored.json, stored.etag)
     },

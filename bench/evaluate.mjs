@@ -1,0 +1,145 @@
+#!/usr/bin/env node
+// What the deterministic policy evaluator costs per evaluation, without HTTP or a store: a
+// reference policy (pii, keywords, regex, length over input and output) on a short conversation
+// and on one of about 10 KB, plus the cost of compiling the policy (paid once per revision).
+// Prints the median µs per evaluation over several rounds, and the spread of the rounds; then
+// each rule of the policy alone, which shows where the time goes (the evaluator's own share is
+// the length rule's line: reading the conversation, building the answer, deciding).
+//
+//   npm run build && node bench/evaluate.mjs
+//   node bench/evaluate.mjs --dist /tmp/other-build --rounds 15
+//
+// Run it on an idle core (`taskset -c 1 node bench/evaluate.mjs`): the machine's drift moves
+// single figures by tens of percent, so compare builds in the same minute.
+import { resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { parseArgs } from 'node:util'
+
+const { values: opts } = parseArgs({
+  options: {
+    dist: { type: 'string', default: new URL('../dist', import.meta.url).pathname },
+    rounds: { type: 'string', default: '11' },
+    'round-ms': { type: 'string', default: '300' },
+  },
+})
+
+const { compilePolicy, evaluate, redactConversation } = await import(
+  pathToFileURL(resolve(opts.dist, 'rules/evaluate.js')).href
+)
+
+const rule = (type, fields = {}) => ({
+  type,
+  expected: 'pass',
+  value: null,
+  threshold: null,
+  flagged: null,
+  ...fields,
+})
+
+/** The reference policy: the four detector types, as a support bot would configure them. */
+const reference = {
+  id: 'reference',
+  revision: 1,
+  draft: false,
+  target: ['input', 'output'],
+  definition: null,
+  override_response: 'Sorry, I cannot share that.',
+  mode: 'enforce',
+  on_error: 'fail_closed',
+  rules: [
+    rule('pii'),
+    rule('keywords', {
+      flagged: ['password', 'social security number', 'wire transfer', 'internal only', 'api key'],
+    }),
+    rule('regex', { value: '\\b(?:secret|token)\\s*[:=]\\s*\\S+' }),
+    rule('length', { value: '20000' }),
+  ],
+}
+
+const short = {
+  messages: [
+    { role: 'system', content: 'You are a helpful support agent for Acme. Answer briefly.' },
+    {
+      role: 'user',
+      content: 'Hi, my card 4111 1111 1111 1111 was charged twice. Email me at jane@example.com please.',
+    },
+    {
+      role: 'assistant',
+      content: 'Sorry about that! I have opened a refund request; you will hear from us within 2 days.',
+    },
+  ],
+  context: null,
+}
+
+const paragraph =
+  'Our refund policy covers duplicate charges on any card. Customers may call +1 415 555 0134 or write to ' +
+  'support@acme.example for help; refunds arrive within five business days of approval. '
+const long = {
+  messages: [
+    { role: 'system', content: 'You are a helpful support agent for Acme. Answer briefly.' },
+    { role: 'user', content: paragraph.repeat(Math.ceil(8_000 / paragraph.length)) },
+    { role: 'assistant', content: paragraph.repeat(Math.ceil(2_000 / paragraph.length)) },
+  ],
+  context: null,
+}
+const size = (c) => c.messages.reduce((n, m) => n + m.content.length, 0)
+
+const options = { judge: null }
+
+/** Median µs per call of `run` (which performs `batch` evaluations), over rounds of about `ms`. */
+async function measure(run) {
+  const rounds = Number(opts.rounds)
+  const roundMs = Number(opts['round-ms'])
+  // Warm-up: let the JIT settle before the first measured round.
+  const until = performance.now() + 500
+  while (performance.now() < until) await run()
+  const perCall = []
+  for (let r = 0; r < rounds; r++) {
+    let calls = 0
+    const start = performance.now()
+    let now = start
+    while (now - start < roundMs) {
+      for (let i = 0; i < 50; i++) await run()
+      calls += 50
+      now = performance.now()
+    }
+    perCall.push(((now - start) * 1000) / calls)
+  }
+  perCall.sort((a, b) => a - b)
+  const mid = perCall[Math.floor(perCall.length / 2)]
+  return { median: mid, min: perCall[0], max: perCall[perCall.length - 1] }
+}
+
+const compiled = [compilePolicy(reference)]
+const fmt = (x) => (x < 10 ? x.toFixed(2) : x.toFixed(1))
+const line = (name, m) =>
+  console.log(`${name.padEnd(44)} ${fmt(m.median).padStart(8)} µs  (rounds ${fmt(m.min)}–${fmt(m.max)})`)
+
+console.log(`node ${process.version}, ${opts.rounds} rounds of ${opts['round-ms']} ms, median µs per call`)
+const outcome = await evaluate(compiled, short, options)
+console.log(
+  `reference policy on the short conversation: verdict ${outcome.verdict}, ` +
+    `${outcome.policies[0].rules.reduce((n, r) => n + r.findings.length, 0)} findings`,
+)
+line('compile the reference policy', await measure(() => compilePolicy(reference)))
+line(
+  `evaluate, short conversation (${size(short)} chars)`,
+  await measure(() => evaluate(compiled, short, options)),
+)
+line(
+  `evaluate, long conversation (${size(long)} chars)`,
+  await measure(() => evaluate(compiled, long, options)),
+)
+for (const [name, conversation] of [
+  ['short', short],
+  ['long', long],
+]) {
+  for (const r of reference.rules) {
+    const alone = [compilePolicy({ ...reference, rules: [r] })]
+    line(`  ${r.type} rule alone, ${name}`, await measure(() => evaluate(alone, conversation, options)))
+  }
+}
+line(
+  'evaluate + redact, short conversation',
+  await measure(async () => redactConversation(short, await evaluate(compiled, short, options))),
+)

@@ -1,0 +1,366 @@
+import { useEffect, useId, useMemo, useState } from 'preact/hooks'
+import { api, isMissingEndpoint, type Page, path } from '../api'
+import { bucketize, stepName } from '../chart'
+import {
+  Badge,
+  ErrorSummary,
+  formatTime,
+  Loading,
+  NotAvailable,
+  Pager,
+  PageTitle,
+  TableRegion,
+} from '../components'
+import { Link } from '../router'
+import type { Evaluation, Message, Policy } from '../types'
+import { EvaluationView } from './evaluation-view'
+
+interface Filters {
+  verdict: string
+  policy_id: string
+  since: string
+  until: string
+}
+
+const NO_FILTERS: Filters = { verdict: '', policy_id: '', since: '', until: '' }
+/** The chart reads at most this many entries (5 pages of 200). */
+const CHART_PAGES = 5
+
+function toSeconds(local: string): number | null {
+  if (!local) return null
+  const ms = new Date(local).getTime()
+  return Number.isFinite(ms) ? Math.floor(ms / 1000) : null
+}
+
+function query(filters: Filters) {
+  return {
+    verdict: filters.verdict || null,
+    policy_id: filters.policy_id || null,
+    since: toSeconds(filters.since),
+    until: toSeconds(filters.until),
+  }
+}
+
+/** The evaluation log: filters, a chart of verdicts over time, and the entries a page at a time. */
+export function EvaluationLogPage({ appId }: { appId: string }) {
+  const base = `/v1/applications/${path(appId)}`
+  const [form, setForm] = useState<Filters>(NO_FILTERS)
+  const [filters, setFilters] = useState<Filters>(NO_FILTERS)
+  const [policies, setPolicies] = useState<Policy[]>([])
+  const [cursors, setCursors] = useState<(string | null)[]>([null])
+  const [page, setPage] = useState<Page<Evaluation> | null>(null)
+  const [chart, setChart] = useState<Evaluation[] | null>(null)
+  const [error, setError] = useState<unknown>(null)
+  const [unavailable, setUnavailable] = useState(false)
+  const cursor = cursors[cursors.length - 1] ?? null
+  const ids = useId()
+
+  useEffect(() => {
+    api
+      .get<Page<Policy>>(`${base}/policies`, { query: { limit: 200 } })
+      .then((answer) => setPolicies(answer.data.data))
+      .catch(() => setPolicies([]))
+  }, [base])
+
+  useEffect(() => {
+    let live = true
+    setPage(null)
+    setError(null)
+    api
+      .get<Page<Evaluation>>(`${base}/evaluations`, { query: { ...query(filters), limit: 50, cursor } })
+      .then((answer) => live && setPage(answer.data))
+      .catch((caught) => {
+        if (!live) return
+        if (isMissingEndpoint(caught)) setUnavailable(true)
+        else setError(caught)
+      })
+    return () => {
+      live = false
+    }
+  }, [base, filters, cursor])
+
+  useEffect(() => {
+    let live = true
+    setChart(null)
+    ;(async () => {
+      const all: Evaluation[] = []
+      let next: string | null = null
+      for (let i = 0; i < CHART_PAGES; i++) {
+        const answer: { data: Page<Evaluation> } = await api.get<Page<Evaluation>>(`${base}/evaluations`, {
+          query: { ...query(filters), limit: 200, cursor: next },
+        })
+        all.push(...answer.data.data)
+        next = answer.data.next_cursor
+        if (!next) break
+      }
+      if (live) setChart(all)
+    })().catch(() => live && setChart([]))
+    return () => {
+      live = false
+    }
+  }, [base, filters])
+
+  const set = (name: keyof Filters) => (event: { currentTarget: { value: string } }) =>
+    setForm((f) => ({ ...f, [name]: event.currentTarget.value }))
+
+  return (
+    <section>
+      <PageTitle>Evaluation log</PageTitle>
+      <p class="subtitle">
+        Every evaluation of <Link to={`/applications/${encodeURIComponent(appId)}`}>{appId}</Link>, newest
+        first.
+      </p>
+      {unavailable ? (
+        <NotAvailable what="the evaluation log" />
+      ) : (
+        <>
+          <form
+            class="card filters grid four"
+            noValidate
+            onSubmit={(event) => {
+              event.preventDefault()
+              setCursors([null])
+              setFilters(form)
+            }}
+          >
+            <div class="field">
+              <label for={`${ids}-verdict`}>Verdict</label>
+              <select id={`${ids}-verdict`} value={form.verdict} onChange={set('verdict')}>
+                <option value="">any</option>
+                <option value="pass">pass</option>
+                <option value="fail">fail</option>
+              </select>
+            </div>
+            <div class="field">
+              <label for={`${ids}-policy`}>Policy</label>
+              <select id={`${ids}-policy`} value={form.policy_id} onChange={set('policy_id')}>
+                <option value="">any</option>
+                {policies.map((p) => (
+                  <option key={p.id} value={p.id}>
+                    {p.id}
+                  </option>
+                ))}
+              </select>
+            </div>
+            <div class="field">
+              <label for={`${ids}-since`}>Since</label>
+              <input id={`${ids}-since`} type="datetime-local" value={form.since} onInput={set('since')} />
+            </div>
+            <div class="field">
+              <label for={`${ids}-until`}>Until</label>
+              <input id={`${ids}-until`} type="datetime-local" value={form.until} onInput={set('until')} />
+            </div>
+            <div class="actions">
+              <button type="submit" class="primary">
+                Apply filters
+              </button>
+              <button
+                type="button"
+                onClick={() => {
+                  setForm(NO_FILTERS)
+                  setFilters(NO_FILTERS)
+                  setCursors([null])
+                }}
+              >
+                Clear
+              </button>
+            </div>
+          </form>
+          <ErrorSummary error={error} />
+          {chart === null ? <Loading what="Loading the chart" /> : <VerdictChart entries={chart} />}
+          {!page && !error && <Loading what="Loading evaluations" />}
+          {page && page.data.length === 0 && cursors.length === 1 && (
+            <p class="empty">
+              No evaluations match. Run one in the{' '}
+              <Link to={`/applications/${encodeURIComponent(appId)}/playground`}>playground</Link>.
+            </p>
+          )}
+          {page && page.data.length > 0 && (
+            <TableRegion label="Evaluations">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">When</th>
+                    <th scope="col">Verdict</th>
+                    <th scope="col">Action</th>
+                    <th scope="col">Policies</th>
+                    <th scope="col">Latency</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {page.data.map((e) => (
+                    <tr key={e.id}>
+                      <td>
+                        <Link
+                          to={`/applications/${encodeURIComponent(appId)}/evaluations/${encodeURIComponent(e.id)}`}
+                        >
+                          {formatTime(e.created)}
+                        </Link>
+                      </td>
+                      <td>
+                        <Badge value={e.verdict} />
+                      </td>
+                      <td>
+                        <Badge value={e.action} />
+                      </td>
+                      <td>{(e.policies ?? []).map((p) => `${p.id}: ${p.verdict}`).join(', ') || '—'}</td>
+                      <td>{typeof e.latency_ms === 'number' ? `${e.latency_ms} ms` : '—'}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </TableRegion>
+          )}
+          <Pager
+            label="Pages of evaluations"
+            cursors={cursors}
+            setCursors={setCursors}
+            nextCursor={page?.next_cursor}
+            previousText="Newer"
+            nextText="Older"
+          />
+        </>
+      )}
+    </section>
+  )
+}
+
+/** Passes and failures over time as stacked bars, drawn as SVG; the numbers also as a table. */
+function VerdictChart({ entries }: { entries: readonly Evaluation[] }) {
+  const { step, buckets } = useMemo(() => bucketize(entries), [entries])
+  if (buckets.length === 0) return null
+  const width = 720
+  const height = 180
+  const pad = { left: 36, right: 8, top: 10, bottom: 28 }
+  const max = Math.max(1, ...buckets.map((b) => b.pass + b.fail))
+  const plotW = width - pad.left - pad.right
+  const plotH = height - pad.top - pad.bottom
+  const barW = plotW / buckets.length
+  const y = (n: number) => pad.top + plotH - (n / max) * plotH
+  const passed = entries.filter((e) => e.verdict === 'pass').length
+  const summary = `${entries.length} evaluations by ${stepName(step)}: ${passed} passed, ${entries.length - passed} failed.`
+  return (
+    <figure class="chart card">
+      <figcaption>
+        Verdicts over time{' '}
+        <span class="muted">
+          (per {stepName(step)}; the newest {entries.length} entries)
+        </span>
+      </figcaption>
+      <svg viewBox={`0 0 ${width} ${height}`} role="img" aria-label={summary}>
+        <line x1={pad.left} x2={width - pad.right} y1={y(0)} y2={y(0)} class="axis" />
+        <text x={pad.left - 6} y={y(max) + 4} class="tick" text-anchor="end">
+          {max}
+        </text>
+        <text x={pad.left - 6} y={y(0)} class="tick" text-anchor="end">
+          0
+        </text>
+        {buckets.map((b, i) => {
+          const x = pad.left + i * barW + barW * 0.1
+          const w = Math.max(1, barW * 0.8)
+          return (
+            <g key={b.start}>
+              <rect x={x} width={w} y={y(b.pass)} height={y(0) - y(b.pass)} class="bar-pass">
+                <title>
+                  {formatTime(b.start)}: {b.pass} passed
+                </title>
+              </rect>
+              <rect
+                x={x}
+                width={w}
+                y={y(b.pass + b.fail)}
+                height={y(b.pass) - y(b.pass + b.fail)}
+                class="bar-fail"
+              >
+                <title>
+                  {formatTime(b.start)}: {b.fail} failed
+                </title>
+              </rect>
+            </g>
+          )
+        })}
+        <text x={pad.left} y={height - 8} class="tick">
+          {formatTime(buckets[0]?.start)}
+        </text>
+        <text x={width - pad.right} y={height - 8} class="tick" text-anchor="end">
+          {formatTime(buckets[buckets.length - 1]?.start)}
+        </text>
+      </svg>
+      <p class="legend">
+        <span class="swatch pass" aria-hidden="true" /> pass <span class="swatch fail" aria-hidden="true" />{' '}
+        fail · {summary}
+      </p>
+    </figure>
+  )
+}
+
+/** One logged evaluation, with its texts when the server stored them. */
+export function EvaluationDetailPage({ appId, evaluationId }: { appId: string; evaluationId: string }) {
+  const [entry, setEntry] = useState<Evaluation | null>(null)
+  const [error, setError] = useState<unknown>(null)
+  const [unavailable, setUnavailable] = useState(false)
+  const url = `/v1/applications/${path(appId)}/evaluations/${path(evaluationId)}`
+
+  useEffect(() => {
+    api
+      .get<Evaluation>(url)
+      .then((answer) => setEntry(answer.data))
+      .catch((caught) => (isMissingEndpoint(caught) ? setUnavailable(true) : setError(caught)))
+  }, [url])
+
+  const messages: Message[] | null = entry?.messages ?? entry?.redacted?.messages ?? null
+  const context: string[] | null = entry?.context ?? entry?.redacted?.context ?? null
+  const labels: Record<string, string> = {
+    source: 'Asked by',
+    content: 'Texts kept',
+    key_id: 'API key',
+    request_id: 'Request id',
+  }
+  const extra = entry
+    ? Object.keys(labels)
+        .filter((k) => typeof entry[k] === 'string')
+        .map((k): [string, string] => [k, String(entry[k])])
+    : []
+
+  return (
+    <section>
+      <nav class="breadcrumbs" aria-label="Breadcrumbs">
+        <Link to={`/applications/${encodeURIComponent(appId)}/evaluations`}>Evaluation log</Link>{' '}
+        <span aria-hidden="true">›</span> {evaluationId}
+      </nav>
+      <PageTitle>Evaluation {entry ? formatTime(entry.created) : ''}</PageTitle>
+      {unavailable && <NotAvailable what="this evaluation (or the evaluation log)" />}
+      <ErrorSummary error={error} />
+      {!entry && !error && !unavailable && <Loading what="Loading the evaluation" />}
+      {entry && (
+        <>
+          {extra.length > 0 && (
+            <dl class="outcome">
+              {extra.map(([k, v]) => (
+                <div key={k}>
+                  <dt>{labels[k]}</dt>
+                  <dd>
+                    <code>{v}</code>
+                  </dd>
+                </div>
+              ))}
+            </dl>
+          )}
+          {!messages && (
+            <p class="hint">The server did not store this evaluation's texts (EVALUATION_LOG_CONTENT).</p>
+          )}
+          <EvaluationView
+            evaluation={entry}
+            messages={messages}
+            context={context}
+            redacted={entry.content === 'redacted' || (!entry.messages && Boolean(entry.redacted))}
+          />
+          <details class="json-preview">
+            <summary>As JSON</summary>
+            <pre>{JSON.stringify(entry, null, 2)}</pre>
+          </details>
+        </>
+      )}
+    </section>
+  )
+}

@@ -1,0 +1,310 @@
+import type { FieldError } from '../api'
+import { CheckboxGroup, Field } from '../components'
+import { PII_KINDS, RULE_TYPES, type RuleType, TARGETS, type Target, TOXICITY_CATEGORIES } from '../types'
+import { type PolicyDraft, RULE_FIELDS, type RuleDraft, ruleDraft } from './policy-form'
+
+/**
+ * Every field of a policy, each showing the API's errors for its pointer. `prefix` is where the
+ * policy sits in the request body: "" for a create or a patch, "/draft_policies/0" in the
+ * playground.
+ */
+export function PolicyFields(props: {
+  draft: PolicyDraft
+  onChange: (draft: PolicyDraft) => void
+  errors: readonly FieldError[]
+  prefix: string
+  /** Show the id field (a create, or a draft). */
+  withId: boolean
+}) {
+  const { draft, errors, prefix } = props
+  const update = (patch: Partial<PolicyDraft>) => props.onChange({ ...draft, ...patch })
+  const updateRule = (index: number, patch: Partial<RuleDraft>) =>
+    update({ rules: draft.rules.map((r, i) => (i === index ? { ...r, ...patch } : r)) })
+  const move = (index: number, by: number) => {
+    const rules = [...draft.rules]
+    const [rule] = rules.splice(index, 1)
+    if (rule) rules.splice(index + by, 0, rule)
+    update({ rules })
+  }
+
+  return (
+    <div class="policy-fields">
+      <div class="grid three">
+        {props.withId && (
+          <Field label="Policy id" pointer={`${prefix}/id`} errors={errors} hint="Letters, digits, - _ . ~">
+            {(c) => (
+              <input
+                {...c}
+                value={draft.id}
+                autoComplete="off"
+                onInput={(e) => update({ id: e.currentTarget.value })}
+              />
+            )}
+          </Field>
+        )}
+        <Field
+          label="Mode"
+          pointer={`${prefix}/mode`}
+          errors={errors}
+          hint="Monitor: evaluated and reported, never decides."
+        >
+          {(c) => (
+            <select
+              {...c}
+              value={draft.mode}
+              onChange={(e) => update({ mode: e.currentTarget.value as PolicyDraft['mode'] })}
+            >
+              <option value="enforce">enforce</option>
+              <option value="monitor">monitor</option>
+            </select>
+          )}
+        </Field>
+        <Field
+          label="When a rule cannot be evaluated"
+          pointer={`${prefix}/on_error`}
+          errors={errors}
+          hint="fail_closed counts it as a failure."
+        >
+          {(c) => (
+            <select
+              {...c}
+              value={draft.on_error}
+              onChange={(e) => update({ on_error: e.currentTarget.value as PolicyDraft['on_error'] })}
+            >
+              <option value="fail_closed">fail_closed</option>
+              <option value="fail_open">fail_open</option>
+            </select>
+          )}
+        </Field>
+      </div>
+      <CheckboxGroup
+        legend="Targets: the parts of the conversation the rules read"
+        pointer={`${prefix}/target`}
+        errors={errors}
+        options={TARGETS}
+        selected={draft.target}
+        onChange={(selected) => update({ target: selected as Target[] })}
+      />
+      <Field
+        label="Definition"
+        pointer={`${prefix}/definition`}
+        errors={errors}
+        hint="What the policy means, in words; custom rules need it."
+      >
+        {(c) => (
+          <textarea
+            {...c}
+            rows={2}
+            value={draft.definition}
+            onInput={(e) => update({ definition: e.currentTarget.value })}
+          />
+        )}
+      </Field>
+      <Field
+        label="Override response"
+        pointer={`${prefix}/override_response`}
+        errors={errors}
+        hint="Sent instead of the model's reply when this policy fails; empty means block."
+      >
+        {(c) => (
+          <textarea
+            {...c}
+            rows={2}
+            value={draft.override_response}
+            onInput={(e) => update({ override_response: e.currentTarget.value })}
+          />
+        )}
+      </Field>
+
+      <fieldset class="rules" data-pointer={`${prefix}/rules`}>
+        <legend>Rules</legend>
+        {errors
+          .filter((e) => e.pointer === `${prefix}/rules`)
+          .map((e) => (
+            <p class="field-error" key={e.detail} data-error-for={`${prefix}/rules`}>
+              {e.detail}
+            </p>
+          ))}
+        <ol class="rule-list">
+          {draft.rules.map((rule, index) => (
+            <li key={rule.key} class="rule card">
+              <RuleFields
+                rule={rule}
+                index={index}
+                count={draft.rules.length}
+                prefix={`${prefix}/rules/${index}`}
+                errors={errors}
+                onChange={(patch) => updateRule(index, patch)}
+                onRemove={() => update({ rules: draft.rules.filter((_, i) => i !== index) })}
+                onMove={(by) => move(index, by)}
+              />
+            </li>
+          ))}
+        </ol>
+        <button type="button" onClick={() => update({ rules: [...draft.rules, ruleDraft(null)] })}>
+          Add a rule
+        </button>
+      </fieldset>
+    </div>
+  )
+}
+
+function RuleFields(props: {
+  rule: RuleDraft
+  index: number
+  count: number
+  prefix: string
+  errors: readonly FieldError[]
+  onChange: (patch: Partial<RuleDraft>) => void
+  onRemove: () => void
+  onMove: (by: number) => void
+}) {
+  const { rule, prefix, errors, index } = props
+  const fields = RULE_FIELDS[rule.type]
+  const n = index + 1
+  const unplaced = errors.filter(
+    (e) =>
+      (e.pointer === prefix || e.pointer.startsWith(`${prefix}/`)) &&
+      !['type', 'expected', 'value', 'threshold', 'flagged'].some(
+        (f) => e.pointer === `${prefix}/${f}` || e.pointer.startsWith(`${prefix}/${f}/`),
+      ),
+  )
+  return (
+    <>
+      <div class="rule-head">
+        <h3>Rule {n}</h3>
+        <div class="actions">
+          <button
+            type="button"
+            disabled={index === 0}
+            onClick={() => props.onMove(-1)}
+            aria-label={`Move rule ${n} up`}
+          >
+            Up
+          </button>
+          <button
+            type="button"
+            disabled={index === props.count - 1}
+            onClick={() => props.onMove(1)}
+            aria-label={`Move rule ${n} down`}
+          >
+            Down
+          </button>
+          <button type="button" class="danger" onClick={props.onRemove} aria-label={`Remove rule ${n}`}>
+            Remove
+          </button>
+        </div>
+      </div>
+      {unplaced.map((e) => (
+        <p class="field-error" key={e.pointer + e.detail} data-error-for={e.pointer}>
+          {e.detail}
+        </p>
+      ))}
+      <div class="grid three">
+        <Field label={`Rule ${n} type`} pointer={`${prefix}/type`} errors={errors} hint={fields.about}>
+          {(c) => (
+            <select
+              {...c}
+              value={rule.type}
+              onChange={(e) => {
+                const type = e.currentTarget.value as RuleType
+                const kind = RULE_FIELDS[type].flagged
+                props.onChange({
+                  type,
+                  selected: kind === RULE_FIELDS[rule.type].flagged ? rule.selected : [],
+                })
+              }}
+            >
+              {RULE_TYPES.map((t) => (
+                <option key={t} value={t}>
+                  {t}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <Field
+          label={`Rule ${n} expected verdict`}
+          pointer={`${prefix}/expected`}
+          errors={errors}
+          hint="pass: the rule must pass."
+        >
+          {(c) => (
+            <select
+              {...c}
+              value={rule.expected}
+              onChange={(e) => props.onChange({ expected: e.currentTarget.value as 'pass' | 'fail' })}
+            >
+              <option value="pass">pass</option>
+              <option value="fail">fail</option>
+            </select>
+          )}
+        </Field>
+        {fields.value && (
+          <Field
+            label={`Rule ${n} ${fields.value.toLowerCase()}`}
+            pointer={`${prefix}/value`}
+            errors={errors}
+          >
+            {(c) => (
+              <input
+                {...c}
+                class={rule.type === 'regex' ? 'mono' : undefined}
+                value={rule.value}
+                autoComplete="off"
+                spellcheck={false}
+                inputMode={rule.type === 'length' ? 'numeric' : undefined}
+                onInput={(e) => props.onChange({ value: e.currentTarget.value })}
+              />
+            )}
+          </Field>
+        )}
+        {fields.threshold && (
+          <Field
+            label={`Rule ${n} ${fields.threshold.toLowerCase()}`}
+            pointer={`${prefix}/threshold`}
+            errors={errors}
+          >
+            {(c) => (
+              <input
+                {...c}
+                inputMode="decimal"
+                value={rule.threshold}
+                onInput={(e) => props.onChange({ threshold: e.currentTarget.value })}
+              />
+            )}
+          </Field>
+        )}
+      </div>
+      {fields.flagged === 'phrases' && (
+        <Field
+          label={`Rule ${n} phrases, one a line`}
+          pointer={`${prefix}/flagged`}
+          errors={errors}
+          nested
+          hint="At least one phrase."
+        >
+          {(c) => (
+            <textarea
+              {...c}
+              rows={3}
+              value={rule.phrases}
+              onInput={(e) => props.onChange({ phrases: e.currentTarget.value })}
+            />
+          )}
+        </Field>
+      )}
+      {(fields.flagged === 'pii' || fields.flagged === 'toxicity') && (
+        <CheckboxGroup
+          legend={`Rule ${n} ${fields.flagged === 'pii' ? 'kinds of personal data' : 'categories'}`}
+          hint="None chosen means all."
+          pointer={`${prefix}/flagged`}
+          errors={errors}
+          options={fields.flagged === 'pii' ? PII_KINDS : TOXICITY_CATEGORIES}
+          selected={rule.selected}
+          onChange={(selected) => props.onChange({ selected })}
+        />
+      )}
+    </>
+  )
+}

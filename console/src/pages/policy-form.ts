@@ -1,0 +1,126 @@
+// The editable form of a policy and the request body built from it.
+import type { Policy, PolicyRule, RuleType, Target } from '../types'
+
+export interface RuleDraft {
+  /** A stable key for the list while rules are added, removed and moved. */
+  key: number
+  type: RuleType
+  expected: 'pass' | 'fail'
+  value: string
+  threshold: string
+  /** pii kinds or toxicity categories; empty means all (sent as null). */
+  selected: string[]
+  /** keywords: one phrase a line. */
+  phrases: string
+  /** The rule as loaded, so fields this type does not use are sent back as they were. */
+  original: PolicyRule | null
+}
+
+export interface PolicyDraft {
+  id: string
+  target: Target[]
+  mode: 'enforce' | 'monitor'
+  on_error: 'fail_closed' | 'fail_open'
+  definition: string
+  override_response: string
+  rules: RuleDraft[]
+}
+
+let nextKey = 1
+
+/** Which of value, threshold and flagged each rule type reads (CONTRACT section 4). */
+export const RULE_FIELDS: Record<
+  RuleType,
+  { value?: string; threshold?: string; flagged?: 'pii' | 'toxicity' | 'phrases'; about: string }
+> = {
+  pii: { flagged: 'pii', about: 'Passes when none of the chosen kinds of personal data occurs.' },
+  keywords: { flagged: 'phrases', about: 'Passes when none of the phrases occurs (whole words, any case).' },
+  regex: { value: 'Pattern (RE2)', about: 'Passes when the pattern matches nowhere.' },
+  length: { value: 'Maximum length (characters)', about: 'Passes when the text is at most this long.' },
+  toxicity: {
+    threshold: 'Maximum toxicity score (default 0.5)',
+    flagged: 'toxicity',
+    about: 'Passes when the text is not toxic.',
+  },
+  prompt_injection: {
+    threshold: 'Maximum injection score (default 0.5)',
+    about: 'Passes when there is no injection or jailbreak attempt.',
+  },
+  factuality: {
+    threshold: 'Minimum support score (default 0.5)',
+    about: 'Passes when the output is supported by the context documents.',
+  },
+  relevance: {
+    threshold: 'Minimum relevance score (default 0.5)',
+    about: 'Passes when the output answers the input.',
+  },
+  custom: {
+    threshold: 'Minimum score (default 0.5)',
+    about: "A judge model checks the text against the policy's definition, which this type needs.",
+  },
+}
+
+export function ruleDraft(rule: PolicyRule | null, type: RuleType = 'pii'): RuleDraft {
+  const fields = RULE_FIELDS[rule?.type ?? type]
+  return {
+    key: nextKey++,
+    type: rule?.type ?? type,
+    expected: rule?.expected ?? 'pass',
+    value: rule?.value ?? '',
+    threshold: rule?.threshold === null || rule?.threshold === undefined ? '' : String(rule.threshold),
+    selected: fields.flagged === 'pii' || fields.flagged === 'toxicity' ? (rule?.flagged ?? []) : [],
+    phrases: fields.flagged === 'phrases' ? (rule?.flagged ?? []).join('\n') : '',
+    original: rule,
+  }
+}
+
+export function policyDraft(policy: Policy | null): PolicyDraft {
+  return {
+    id: policy?.id ?? '',
+    target: policy?.target ?? ['input', 'output'],
+    mode: policy?.mode ?? 'enforce',
+    on_error: policy?.on_error ?? 'fail_closed',
+    definition: policy?.definition ?? '',
+    override_response: policy?.override_response ?? '',
+    rules: policy ? policy.rules.map((r) => ruleDraft(r)) : [ruleDraft(null)],
+  }
+}
+
+function numberOrText(text: string): number | string | null {
+  const t = text.trim()
+  if (t === '') return null
+  const n = Number(t)
+  return Number.isFinite(n) ? n : t
+}
+
+function ruleBody(rule: RuleDraft): Record<string, unknown> {
+  const fields = RULE_FIELDS[rule.type]
+  const kept = rule.original && rule.original.type === rule.type ? rule.original : null
+  let flagged: string[] | null = kept?.flagged ?? null
+  if (fields.flagged === 'phrases') {
+    const phrases = rule.phrases.split('\n').filter((line) => line.trim() !== '')
+    flagged = phrases.length ? phrases : null
+  } else if (fields.flagged) {
+    flagged = rule.selected.length ? rule.selected : null
+  }
+  return {
+    type: rule.type,
+    expected: rule.expected,
+    value: fields.value ? (rule.value === '' ? null : rule.value) : (kept?.value ?? null),
+    threshold: fields.threshold ? numberOrText(rule.threshold) : (kept?.threshold ?? null),
+    flagged,
+  }
+}
+
+/** The body of a create (with the id) or of a merge patch (the editable fields, all of them). */
+export function policyBody(draft: PolicyDraft, create: boolean): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    rules: draft.rules.map(ruleBody),
+    target: draft.target,
+    definition: draft.definition === '' ? null : draft.definition,
+    override_response: draft.override_response === '' ? null : draft.override_response,
+    mode: draft.mode,
+    on_error: draft.on_error,
+  }
+  return create ? { id: draft.id.trim(), ...body } : body
+}

@@ -1,0 +1,304 @@
+/**
+ * The pure parts of a guarded chat completion (CONTRACT section 11): the body sent upstream, the
+ * conversation as the evaluator reads it, the text of each choice of a reply, and the answers
+ * Warden sends, as a JSON completion or as OpenAI's server-sent events. No I/O here.
+ */
+import type { Application } from '../schemas/applications.js'
+import type { ChatCompletionRequest, ChatMessage, WardenOutcome } from '../schemas/chat-completions.js'
+import type { EvaluationRequest } from '../schemas/evaluations.js'
+
+export type Action = WardenOutcome['action']
+export type EvaluatedMessage = EvaluationRequest['messages'][number]
+type Json = Record<string, unknown>
+
+/** One event of an upstream stream: its data as received, and parsed. */
+export interface StreamChunk {
+  raw: string
+  chunk: Json
+}
+
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+
+/**
+ * The body sent upstream: the request exactly as sent, with the application's model and
+ * parameters where the request sets none, and its system prompt first when the conversation has
+ * no system or developer message. `max_tokens` is a default only when the request sets neither it
+ * nor `max_completion_tokens` (OpenAI refuses both at once). `top_k` is not OpenAI's: it is sent
+ * only when the request or the application sets it, so an application without it can talk to
+ * OpenAI itself.
+ */
+export function upstreamBody(request: ChatCompletionRequest, application: Application, model: string): Json {
+  const body: Json = { ...request, model }
+  const parameters = application.parameters
+  if (parameters) {
+    if (request.temperature == null && parameters.temperature !== null)
+      body.temperature = parameters.temperature
+    if (request.top_p == null && parameters.top_p !== null) body.top_p = parameters.top_p
+    if (request.max_tokens == null && request.max_completion_tokens == null && parameters.max_tokens !== null)
+      body.max_tokens = parameters.max_tokens
+    if (request.top_k == null && parameters.top_k !== null) body.top_k = parameters.top_k
+    const prompt = parameters.system_prompt
+    if (prompt && !request.messages.some((m) => m.role === 'system' || m.role === 'developer'))
+      body.messages = [{ role: 'system', content: prompt }, ...request.messages]
+  }
+  if (body.top_k === null) delete body.top_k
+  return body
+}
+
+/** The text parts of a content array, joined with "\n" as section 8 joins them. */
+function partsText(parts: readonly unknown[]): string {
+  const texts: string[] = []
+  for (const part of parts) {
+    if (!isObject(part)) continue
+    if (part.type === 'text' && typeof part.text === 'string') texts.push(part.text)
+    else if (part.type === 'refusal' && typeof part.refusal === 'string') texts.push(part.refusal)
+  }
+  return texts.join('\n')
+}
+
+/**
+ * The conversation as the evaluator reads it: every message's text (string content, or its text
+ * and refusal parts; an assistant turn without content reads as its refusal, or as empty), with
+ * `function` read as `tool`. Images, audio, files, tool calls and their arguments are passed on
+ * and not read.
+ */
+export function evaluatedMessages(messages: readonly ChatMessage[]): EvaluatedMessage[] {
+  return messages.map((message) => {
+    const { content } = message
+    const text =
+      typeof content === 'string'
+        ? content
+        : Array.isArray(content)
+          ? partsText(content)
+          : typeof message.refusal === 'string'
+            ? message.refusal
+            : ''
+    return { role: message.role === 'function' ? 'tool' : message.role, content: text }
+  })
+}
+
+/** The text a reply's message shows a user: its content, else its refusal; null when it has neither (tool calls only). */
+function messageText(message: unknown): string | null {
+  if (!isObject(message)) return null
+  if (typeof message.content === 'string') return message.content
+  if (Array.isArray(message.content)) return partsText(message.content)
+  if (typeof message.refusal === 'string') return message.refusal
+  return null
+}
+
+/** The choices of a completion that is one: an object whose `choices` are objects with a numeric index. */
+export function isCompletion(value: unknown): value is Json & { choices: Json[] } {
+  return (
+    isObject(value) &&
+    Array.isArray(value.choices) &&
+    value.choices.every((c) => isObject(c) && typeof c.index === 'number' && isObject(c.message))
+  )
+}
+
+export function isChunk(value: unknown): value is Json & { choices: Json[] } {
+  return (
+    isObject(value) &&
+    Array.isArray(value.choices) &&
+    value.choices.every((c) => isObject(c) && typeof c.index === 'number')
+  )
+}
+
+/** The text of each choice of a completion, by choice index. */
+export function completionTexts(completion: { choices: Json[] }): Map<number, string | null> {
+  const texts = new Map<number, string | null>()
+  for (const choice of completion.choices) texts.set(choice.index as number, messageText(choice.message))
+  return texts
+}
+
+/** A streamed choice as its deltas add up. */
+interface StreamedChoice {
+  content: string | null
+  refusal: string | null
+  finished: boolean
+}
+
+/** The text of each choice of a stream, by choice index, and whether every choice finished. */
+export function streamTexts(chunks: readonly StreamChunk[]): {
+  texts: Map<number, string | null>
+  finished: boolean
+} {
+  const choices = new Map<number, StreamedChoice>()
+  for (const { chunk } of chunks) {
+    for (const choice of chunk.choices as Json[]) {
+      const index = choice.index as number
+      let state = choices.get(index)
+      if (!state) {
+        state = { content: null, refusal: null, finished: false }
+        choices.set(index, state)
+      }
+      const delta = choice.delta
+      if (isObject(delta)) {
+        if (typeof delta.content === 'string') state.content = (state.content ?? '') + delta.content
+        if (typeof delta.refusal === 'string') state.refusal = (state.refusal ?? '') + delta.refusal
+      }
+      if (typeof choice.finish_reason === 'string') state.finished = true
+    }
+  }
+  const texts = new Map<number, string | null>()
+  let finished = choices.size > 0
+  for (const [index, state] of choices) {
+    texts.set(index, state.content ?? state.refusal)
+    if (!state.finished) finished = false
+  }
+  return { texts, finished }
+}
+
+/** The text that stands in for a stopped input or a failed choice: the override, or nothing for block. */
+export const replacementText = (overrideResponse: string | null): string => overrideResponse ?? ''
+
+/** A choice of a JSON completion that replaces the model's. */
+export const replacedChoice = (index: number, text: string): Json => ({
+  index,
+  message: { role: 'assistant', content: text, refusal: null },
+  logprobs: null,
+  finish_reason: 'content_filter',
+})
+
+export interface CompletionShell {
+  id: string
+  created: number
+  model: string
+}
+
+const ZERO_USAGE = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }
+
+/** The JSON completion sent when the input failed: every one of the `n` choices holds the replacement. */
+export function stoppedCompletion(
+  shell: CompletionShell,
+  n: number,
+  text: string,
+  warden: WardenOutcome,
+): string {
+  const choices = Array.from({ length: n }, (_, i) => replacedChoice(i, text))
+  return JSON.stringify({
+    id: shell.id,
+    object: 'chat.completion',
+    created: shell.created,
+    model: shell.model,
+    choices,
+    usage: ZERO_USAGE,
+    warden,
+  })
+}
+
+/** The upstream's completion with the failed choices replaced, and Warden's outcome. */
+export function guardedCompletion(
+  completion: Json & { choices: Json[] },
+  replacements: ReadonlyMap<number, string>,
+  warden: WardenOutcome,
+): string {
+  const choices =
+    replacements.size === 0
+      ? completion.choices
+      : completion.choices.map((choice) => {
+          const text = replacements.get(choice.index as number)
+          return text === undefined ? choice : replacedChoice(choice.index as number, text)
+        })
+  return JSON.stringify({ ...completion, choices, warden })
+}
+
+const event = (data: string) => `data: ${data}\n\n`
+const DONE = 'data: [DONE]\n\n'
+
+/** The chunks that say a replacement for one choice: its text, then finish_reason content_filter. */
+function replacementChunks(
+  shell: CompletionShell,
+  index: number,
+  text: string,
+  includeUsage: boolean,
+): OutgoingChunk[] {
+  const base = { id: shell.id, object: 'chat.completion.chunk', created: shell.created, model: shell.model }
+  const usage = includeUsage ? { usage: null } : {}
+  return [
+    {
+      chunk: {
+        ...base,
+        choices: [
+          { index, delta: { role: 'assistant', content: text }, logprobs: null, finish_reason: null },
+        ],
+        ...usage,
+      },
+    },
+    {
+      chunk: {
+        ...base,
+        choices: [{ index, delta: {}, logprobs: null, finish_reason: 'content_filter' }],
+        ...usage,
+      },
+    },
+  ]
+}
+
+/** A chunk to send: as received (`raw`), or made here. */
+type OutgoingChunk = { raw?: string; chunk: Json }
+
+/** Server-sent events from chunks, with Warden's outcome on the first one, ending with [DONE]. */
+function eventStream(chunks: readonly OutgoingChunk[], warden: WardenOutcome): string {
+  let text = ''
+  for (const [i, { raw, chunk }] of chunks.entries()) {
+    if (i === 0) text += event(JSON.stringify({ ...chunk, warden }))
+    else text += event(raw ?? JSON.stringify(chunk))
+  }
+  return text + DONE
+}
+
+/** The stream sent when the input failed: each choice's replacement, then usage when asked. */
+export function stoppedStream(
+  shell: CompletionShell,
+  n: number,
+  text: string,
+  includeUsage: boolean,
+  warden: WardenOutcome,
+): string {
+  const chunks: OutgoingChunk[] = []
+  for (let i = 0; i < n; i++) chunks.push(...replacementChunks(shell, i, text, includeUsage))
+  if (includeUsage) {
+    const { id, created, model } = shell
+    chunks.push({
+      chunk: { id, object: 'chat.completion.chunk', created, model, choices: [], usage: ZERO_USAGE },
+    })
+  }
+  return eventStream(chunks, warden)
+}
+
+/**
+ * The upstream's stream, replayed: as received when no choice failed; otherwise without a single
+ * delta of the failed choices, whose replacements come after the other choices' chunks and before
+ * the usage chunk.
+ */
+export function guardedStream(
+  chunks: readonly StreamChunk[],
+  replacements: ReadonlyMap<number, string>,
+  includeUsage: boolean,
+  warden: WardenOutcome,
+): string {
+  if (replacements.size === 0) return eventStream(chunks, warden)
+  const kept: OutgoingChunk[] = []
+  const usage: StreamChunk[] = []
+  for (const item of chunks) {
+    const choices = item.chunk.choices as Json[]
+    if (choices.length === 0) {
+      // The usage chunk stays last; others without choices (Azure's prompt filter results) stay put.
+      ;(item.chunk.usage ? usage : kept).push(item)
+      continue
+    }
+    const left = choices.filter((c) => !replacements.has(c.index as number))
+    if (left.length === choices.length) kept.push(item)
+    else if (left.length > 0) kept.push({ chunk: { ...item.chunk, choices: left } })
+  }
+  const first = chunks[0]?.chunk ?? {}
+  const shell: CompletionShell = {
+    id: String(first.id ?? ''),
+    created: typeof first.created === 'number' ? first.created : 0,
+    model: String(first.model ?? ''),
+  }
+  for (const [index, text] of [...replacements].sort(([a], [b]) => a - b))
+    kept.push(...replacementChunks(shell, index, text, includeUsage))
+  return eventStream([...kept, ...usage], warden)
+}

@@ -1,0 +1,203 @@
+/**
+ * The call to a model provider's OpenAI-compatible Chat Completions endpoint (CONTRACT section
+ * 11): one POST with fetch, the whole reply read within the provider timeout, a streamed reply
+ * parsed by eventsource-parser and kept whole (Warden evaluates it before a client sees any of
+ * it). Failures become 502 upstream_error or 504 upstream_timeout; the provider's key appears in
+ * no error, since a provider may echo it back in its own error messages.
+ */
+import { createParser } from 'eventsource-parser'
+import type { ProviderUpstream } from '../config.js'
+import { AppError } from '../errors.js'
+import { isChunk, isCompletion, type StreamChunk, streamTexts } from './completions.js'
+
+type Json = Record<string, unknown>
+
+/** The most of a reply Warden reads, streamed or not: far beyond any completion, short of exhausting memory. */
+const MAX_REPLY_BYTES = 64 * 1024 * 1024
+/** The most of an upstream's error message a client is shown. */
+const MAX_ERROR_DETAIL = 500
+
+export type UpstreamReply =
+  | { stream: false; completion: Json & { choices: Json[] } }
+  | { stream: true; chunks: StreamChunk[] }
+
+export interface UpstreamCall {
+  upstream: ProviderUpstream
+  body: Json
+  stream: boolean
+  timeoutMs: number
+  /** The client went away: abandon the call. */
+  signal?: AbortSignal
+}
+
+/** The client closed its connection before the answer: nobody is left to answer. */
+export class ClientGoneError extends Error {
+  override name = 'ClientGoneError'
+}
+
+export type FetchLike = (url: string, init: RequestInit) => Promise<Response>
+
+/** Calls the upstream and reads its whole reply. */
+export async function callUpstream(call: UpstreamCall, fetchFn: FetchLike = fetch): Promise<UpstreamReply> {
+  const { upstream, body, stream, timeoutMs, signal } = call
+  if (signal?.aborted) throw new ClientGoneError('the client went away')
+  const controller = new AbortController()
+  let timedOut = false
+  const timer = setTimeout(() => {
+    timedOut = true
+    controller.abort()
+  }, timeoutMs)
+  const onClientGone = () => controller.abort()
+  signal?.addEventListener('abort', onClientGone, { once: true })
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: stream ? 'text/event-stream' : 'application/json',
+  }
+  if (upstream.apiKey) headers.authorization = `Bearer ${upstream.apiKey}`
+  const scrub = (text: string) => (upstream.apiKey ? text.replaceAll(upstream.apiKey, '[REDACTED]') : text)
+  /** What a failure is, once the deadline and the client are accounted for. */
+  const failure = (error: unknown, doing: string): Error => {
+    if (error instanceof AppError) return error
+    if (timedOut)
+      return new AppError('upstream_timeout', `The model provider did not answer within ${timeoutMs} ms`)
+    if (signal?.aborted) return new ClientGoneError('the client went away')
+    return new AppError('upstream_error', `${doing} (${networkReason(error)})`)
+  }
+  try {
+    let response: Response
+    try {
+      response = await fetchFn(`${upstream.baseUrl}/chat/completions`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(body),
+        signal: controller.signal,
+      })
+    } catch (error) {
+      throw failure(error, 'Could not reach the model provider')
+    }
+    try {
+      if (!response.ok) {
+        const text = await readText(response, 64 * 1024)
+        throw new AppError('upstream_error', scrub(statusDetail(response.status, text)))
+      }
+      const type = response.headers.get('content-type') ?? ''
+      if (stream) {
+        if (!type.includes('text/event-stream'))
+          throw nonsense(`answered ${type || 'no content type'} to a streamed request`)
+        return { stream: true, chunks: await readEvents(response, scrub) }
+      }
+      const text = await readText(response, MAX_REPLY_BYTES)
+      let completion: unknown
+      try {
+        completion = JSON.parse(text)
+      } catch {
+        throw nonsense('answered something that is not JSON')
+      }
+      const error = errorMessage(completion)
+      if (error !== null)
+        throw new AppError('upstream_error', scrub(`The model provider answered an error: ${error}`))
+      if (!isCompletion(completion)) throw nonsense('answered JSON that is not a chat completion')
+      return { stream: false, completion }
+    } catch (error) {
+      // Stop reading whatever is left of the reply.
+      controller.abort()
+      throw failure(error, 'The connection to the model provider broke')
+    }
+  } finally {
+    clearTimeout(timer)
+    signal?.removeEventListener('abort', onClientGone)
+  }
+}
+
+const nonsense = (what: string) => new AppError('upstream_error', `The model provider ${what}`)
+
+/** A network failure's reason, without URLs or stack: the system error code where there is one. */
+function networkReason(error: unknown): string {
+  const cause = (error as { cause?: { code?: unknown } })?.cause
+  if (typeof cause?.code === 'string' && /^[A-Z0-9_]{2,40}$/.test(cause.code)) return cause.code
+  return 'connection failed'
+}
+
+/** The message of an OpenAI-style error body, if the body is one. */
+function errorMessage(body: unknown): string | null {
+  if (typeof body !== 'object' || body === null || !('error' in body)) return null
+  const error = (body as { error: unknown }).error
+  if (typeof error === 'string') return error
+  if (typeof error === 'object' && error !== null) {
+    const message = (error as { message?: unknown }).message
+    if (typeof message === 'string') return message
+  }
+  return 'no message'
+}
+
+function statusDetail(status: number, text: string): string {
+  let message: string | null = null
+  try {
+    message = errorMessage(JSON.parse(text))
+  } catch {
+    message = null
+  }
+  const said = message
+    ? `: ${message.length > MAX_ERROR_DETAIL ? `${message.slice(0, MAX_ERROR_DETAIL)}…` : message}`
+    : ''
+  return `The model provider answered HTTP ${status}${said}`
+}
+
+/** The body as text, at most `limit` bytes. */
+async function readText(response: Response, limit: number): Promise<string> {
+  if (!response.body) return ''
+  const decoder = new TextDecoder()
+  let text = ''
+  let bytes = 0
+  for await (const part of response.body as AsyncIterable<Uint8Array>) {
+    bytes += part.byteLength
+    if (bytes > limit) throw nonsense(`answered more than ${limit} bytes`)
+    text += decoder.decode(part, { stream: true })
+  }
+  return text + decoder.decode()
+}
+
+/** Every data event of a server-sent event stream up to `[DONE]`, each a chat completion chunk. */
+async function readEvents(response: Response, scrub: (text: string) => string): Promise<StreamChunk[]> {
+  const chunks: StreamChunk[] = []
+  let done = false
+  let problem: AppError | null = null
+  const parser = createParser({
+    onEvent(event) {
+      if (done || problem) return
+      if (event.data === '[DONE]') {
+        done = true
+        return
+      }
+      let chunk: unknown
+      try {
+        chunk = JSON.parse(event.data)
+      } catch {
+        problem = nonsense('streamed an event that is not JSON')
+        return
+      }
+      const error = errorMessage(chunk)
+      if (error !== null)
+        problem = new AppError('upstream_error', scrub(`The model provider failed mid-stream: ${error}`))
+      else if (!isChunk(chunk)) problem = nonsense('streamed an event that is not a chat completion chunk')
+      else chunks.push({ raw: event.data, chunk })
+    },
+  })
+  if (!response.body) throw nonsense('streamed nothing')
+  const decoder = new TextDecoder()
+  let bytes = 0
+  for await (const part of response.body as AsyncIterable<Uint8Array>) {
+    bytes += part.byteLength
+    if (bytes > MAX_REPLY_BYTES) throw nonsense(`streamed more than ${MAX_REPLY_BYTES} bytes`)
+    parser.feed(decoder.decode(part, { stream: true }))
+    if (problem) throw problem
+  }
+  if (!done) {
+    // Some servers end without [DONE]: the stream counts when every choice finished.
+    parser.feed(`${decoder.decode()}\n\n`)
+    if (problem) throw problem
+    if (!streamTexts(chunks).finished) throw nonsense('ended its stream before the reply was complete')
+  }
+  if (chunks.length === 0) throw nonsense('streamed no chunk')
+  return chunks
+}

@@ -1,0 +1,94 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { AppError } from '../../errors.js'
+import { AUTH_ERRORS, errorResponses } from '../../http/openapi.js'
+import { sendJson } from '../../http/send.js'
+import { ClientGoneError } from '../../proxy/upstream.js'
+import {
+  ChatCompletionParamsSchema,
+  ChatCompletionRequestSchema,
+  ChatCompletionSchema,
+} from '../../schemas/chat-completions.js'
+import type { Services } from '../../services/index.js'
+
+const tags = ['chat completions']
+
+export const chatCompletionsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (
+  app,
+  { services },
+) => {
+  app.post(
+    '/v1/applications/:application_id/chat/completions',
+    {
+      config: { scope: 'evaluations:write' },
+      schema: {
+        operationId: 'createChatCompletion',
+        summary: 'A chat completion from the application’s model, guarded by its policies',
+        description:
+          'Takes an OpenAI Chat Completions request and answers like OpenAI, so the official OpenAI SDKs work with `baseURL = {warden}/v1/applications/{application_id}`. The upstream is the application’s provider (PROVIDER_<NAME>_BASE_URL and PROVIDER_<NAME>_API_KEY); its model and parameters are defaults the request may override, and its system prompt comes first when the conversation has none. The conversation is evaluated first: when the action is not allow, the upstream is not called and every choice holds the policy’s override_response (empty for block) with finish_reason content_filter. Then each choice of the reply is evaluated with the conversation and replaced the same way when it fails. `stream: true` is answered with server-sent events once the whole reply has been evaluated: no text that fails a policy is ever sent. The answer carries `warden` (the action and the evaluation ids) and the X-Warden-Action header. Needs evaluations:write.',
+        tags,
+        params: ChatCompletionParamsSchema,
+        body: ChatCompletionRequestSchema,
+        response: {
+          200: {
+            description:
+              'The completion (application/json), or with `stream: true` its chunks as server-sent events (text/event-stream: `data: {chunk}` events, Warden’s outcome on the first, then `data: [DONE]`).',
+            headers: {
+              'X-Warden-Action': {
+                type: 'string',
+                enum: ['allow', 'override', 'block'],
+                description: 'What Warden did: allow, or override / block when the input or a choice failed.',
+                examples: ['allow'],
+              },
+            },
+            content: {
+              'application/json': { schema: ChatCompletionSchema },
+              'text/event-stream': {
+                schema: {
+                  type: 'string',
+                  description:
+                    'OpenAI’s chat.completion.chunk objects as `data:` events, ending with `data: [DONE]`.',
+                  examples: [
+                    'data: {"id":"chatcmpl-abc123","object":"chat.completion.chunk",…}\n\ndata: [DONE]\n\n',
+                  ],
+                },
+              },
+            },
+          },
+          ...errorResponses(400, 404, 413, 415, 422, 502, 504, ...AUTH_ERRORS),
+        },
+      },
+    },
+    async (request, reply) => {
+      // A client that goes away abandons the evaluations and the upstream call still under way.
+      const abandoned = new AbortController()
+      const onClose = () => {
+        if (!reply.raw.writableEnded) abandoned.abort()
+      }
+      reply.raw.once('close', onClose)
+      try {
+        const { workspaceId, keyId } = request.principal
+        const answer = await services.chatCompletions.complete(
+          { workspaceId, keyId, requestId: String(request.id) },
+          request.params.application_id,
+          request.body,
+          { signal: abandoned.signal },
+        )
+        reply.header('x-warden-action', answer.action)
+        if (!answer.stream) return sendJson(reply, answer.body)
+        return reply
+          .header('content-type', 'text/event-stream; charset=utf-8')
+          .header('cache-control', 'no-cache')
+          .send(answer.body)
+      } catch (error) {
+        if (error instanceof ClientGoneError)
+          throw new AppError(
+            'upstream_error',
+            'The client closed the connection; the model call was abandoned',
+          )
+        throw error
+      } finally {
+        reply.raw.off('close', onClose)
+      }
+    },
+  )
+}

@@ -1,0 +1,255 @@
+import { isIPv4, isIPv6 } from 'node:net'
+import { electronicFormatIBAN, getCountrySpecifications, isValidIBAN } from 'ibantools'
+import { parsePhoneNumberFromString } from 'libphonenumber-js/max'
+import isEmailModule from 'validator/lib/isEmail.js'
+import type { Finding, FindingKind, TargetText } from '../types.js'
+import { findApiKeys, type Span } from './api-keys.js'
+import { isCardNumber } from './cards.js'
+import { CodePointIndex } from './code-points.js'
+import type { TextMatcher } from './types.js'
+
+/** The entity kinds a pii rule may flag. */
+export const PII_KINDS = ['email', 'phone', 'credit_card', 'iban', 'ssn', 'ip_address', 'api_key'] as const
+export type PiiKind = (typeof PII_KINDS)[number]
+
+/**
+ * How each kind is found: a candidate pattern of V8's, linear (every quantifier bounded or
+ * deterministic, starts anchored by a lookbehind, see the adversarial tests), then a
+ * confirmation by the library the field trusts. Spans are UTF-16 until the end.
+ */
+type Finder = (text: string, found: Span[]) => void
+
+/** validator's CommonJS module is the function, with `default` pointing at itself (see cards.ts). */
+const isEmail = isEmailModule.default
+
+/**
+ * Card numbers: 12–19 digits, optionally in groups separated by single spaces or dashes,
+ * confirmed by issuer prefix and length (cards.ts) and the Luhn check digit (validator). A run
+ * of groups may hold more than the card (an order number before it, a year after it, other card
+ * numbers in a list): from each group, the runs of groups of at most 19 digits are tried,
+ * longest first, so a candidate of any length costs at most 19 cheap checks per group.
+ */
+const CARD_CANDIDATE = /(?<![\w-])\d(?:[ -]?\d){11,}(?![\w-])/g
+function findCards(text: string, found: Span[]): void {
+  CARD_CANDIDATE.lastIndex = 0
+  for (let m = CARD_CANDIDATE.exec(text); m !== null; m = CARD_CANDIDATE.exec(text)) {
+    const candidate = m[0]
+    // Groups as [start, end) within the candidate, and where each starts in `digits`, the
+    // candidate without its separators: a run of groups i..j is digits[at[i], at[j + 1]).
+    const starts: number[] = []
+    const ends: number[] = []
+    const at: number[] = [0]
+    const group = /\d+/g
+    for (let g = group.exec(candidate); g !== null; g = group.exec(candidate)) {
+      starts.push(g.index)
+      ends.push(g.index + g[0].length)
+      at.push((at[at.length - 1] as number) + g[0].length)
+    }
+    const digits =
+      candidate.length === (at[at.length - 1] as number) ? candidate : candidate.replace(NOT_DIGIT, '')
+    let i = 0
+    while (i < starts.length) {
+      let matched = -1
+      const from = at[i] as number
+      // No issuer's prefix starts with 0, 1, 7, 8 or 9: skip such groups without a check.
+      const lead = digits.charCodeAt(from)
+      if (lead >= 50 && lead <= 54) {
+        let j = i
+        while (j + 1 < starts.length && (at[j + 2] as number) - from <= 19) j++
+        for (; j >= i; j--) {
+          const length = (at[j + 1] as number) - from
+          if (length >= 12 && length <= 19 && isCardNumber(digits.slice(from, from + length))) {
+            matched = j
+            break
+          }
+        }
+      }
+      if (matched < 0) {
+        i++
+        continue
+      }
+      found.push({ start: m.index + (starts[i] as number), end: m.index + (ends[matched] as number) })
+      i = matched + 1
+    }
+  }
+}
+
+/**
+ * IBANs in electronic (DE89370400440532013000) or print format (GB82 WEST 1234 5698 7654 32),
+ * upper case as the standard writes them, confirmed by ibantools: the country's length and BBAN
+ * format and the mod-97 check digits. A candidate longer than its country's IBAN (a number
+ * printed after it) is cut to that length.
+ */
+const IBAN_CANDIDATE = /(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}(?![A-Za-z0-9])/g
+const IBAN_LENGTHS: ReadonlyMap<string, number> = new Map(
+  Object.entries(getCountrySpecifications()).flatMap(([country, spec]) =>
+    spec.chars ? [[country, spec.chars] as [string, number]] : [],
+  ),
+)
+function findIbans(text: string, found: Span[]): void {
+  IBAN_CANDIDATE.lastIndex = 0
+  for (let m = IBAN_CANDIDATE.exec(text); m !== null; m = IBAN_CANDIDATE.exec(text)) {
+    const candidate = m[0]
+    const length = IBAN_LENGTHS.get(candidate.slice(0, 2))
+    const electronic = electronicFormatIBAN(candidate)
+    if (length === undefined || electronic === null || electronic.length < length) continue
+    if (!isValidIBAN(electronic.slice(0, length))) continue
+    // The end of the `length`-th character that is not a space.
+    let end = 0
+    for (let seen = 0; seen < length; end++) if (candidate[end] !== ' ') seen++
+    found.push({ start: m.index, end: m.index + end })
+  }
+}
+
+/**
+ * Phone numbers: international format (+ and a country code) for any country, and the North
+ * American 3-3-4 format read as a US number; confirmed by libphonenumber-js with its full
+ * metadata (the number is valid for its numbering plan, not just of a possible length). Other
+ * national formats (020 7946 0958) are not read: without a country they are indistinguishable
+ * from any other group of digits. libphonenumber-js's own findNumbers scanner is not used: it
+ * costs 48 ms per 100 KB of prose and 206 ms per 100 KB holding a number every 400 characters
+ * (2.2 ms per KB), while confirming one candidate costs 45–130 µs, so only strict candidates reach
+ * it: the same 100 KB costs 12 ms here (bench/detectors.mjs). A candidate that swallowed digits after the number (a year)
+ * is retried without its last group, twice at most.
+ */
+const PHONE_CANDIDATE =
+  /(?<![\w+])(?:(\+\d[\d ().-]{5,22}\d)|((?:1[ .-])?(?:\(\d{3}\) ?|\d{3}[ .-])\d{3}[ .-]\d{4}))(?![\w])/g
+const NOT_DIGIT = /\D/g
+function isPhone(candidate: string, international: boolean): boolean {
+  const digits = candidate.replace(NOT_DIGIT, '')
+  if (digits.length < 7 || digits.length > 15) return false
+  const phone = international
+    ? parsePhoneNumberFromString(`+${digits}`)
+    : parsePhoneNumberFromString(candidate, 'US')
+  return phone?.isValid() === true
+}
+function findPhones(text: string, found: Span[]): void {
+  PHONE_CANDIDATE.lastIndex = 0
+  for (let m = PHONE_CANDIDATE.exec(text); m !== null; m = PHONE_CANDIDATE.exec(text)) {
+    let candidate = m[0]
+    const international = m[1] !== undefined
+    for (let tries = 0; tries < 3; tries++) {
+      if (isPhone(candidate, international)) {
+        found.push({ start: m.index, end: m.index + candidate.length })
+        break
+      }
+      const cut = candidate.search(/[ ().-]+\d+$/)
+      if (!international || cut <= 0) break
+      candidate = candidate.slice(0, cut)
+    }
+  }
+}
+
+/**
+ * US Social Security numbers by the SSA's rules: area not 000, 666 or 900–999, group not 00,
+ * serial not 0000, and not one of the numbers the SSA voided after they were printed in
+ * advertising (078-05-1120 from a wallet insert, 219-09-9999 and 457-55-5462). Written
+ * 123-45-6789 or 123 45 6789; nine bare digits count only right after a cue ("SSN", "social
+ * security number"), since nine digits alone are as likely an order or account number.
+ */
+const SSN_CANDIDATE = /(?<![\w-])(\d{3})([- ])(\d{2})\2(\d{4})(?![\w-])/g
+const SSN_CUED = /\b(?:ssn|social security(?: number| no\.?)?)\b[^\w\n]{0,5}(?:is |of )?(\d{9})(?!\w)/gi
+const VOIDED_SSNS: ReadonlySet<string> = new Set(['078051120', '219099999', '457555462'])
+function isSsn(digits: string): boolean {
+  const area = Number(digits.slice(0, 3))
+  return (
+    area !== 0 &&
+    area !== 666 &&
+    area < 900 &&
+    digits.slice(3, 5) !== '00' &&
+    digits.slice(5) !== '0000' &&
+    !VOIDED_SSNS.has(digits)
+  )
+}
+function findSsns(text: string, found: Span[]): void {
+  SSN_CANDIDATE.lastIndex = 0
+  for (let m = SSN_CANDIDATE.exec(text); m !== null; m = SSN_CANDIDATE.exec(text)) {
+    if (isSsn(`${m[1]}${m[3]}${m[4]}`)) found.push({ start: m.index, end: m.index + m[0].length })
+  }
+  SSN_CUED.lastIndex = 0
+  for (let m = SSN_CUED.exec(text); m !== null; m = SSN_CUED.exec(text)) {
+    const digits = m[1] as string
+    const end = m.index + m[0].length
+    if (isSsn(digits)) found.push({ start: end - digits.length, end })
+  }
+}
+
+/**
+ * Email addresses: a local part and a dotted domain (Unicode letters allowed), confirmed by
+ * validator's isEmail (lengths, label rules, a real top-level domain shape).
+ */
+const EMAIL_CANDIDATE =
+  /(?<![\p{L}\p{N}._%+-])[\p{L}\p{N}._%+-]{1,64}@[\p{L}\p{N}-]{1,63}(?:\.[\p{L}\p{N}-]{1,63})+/gu
+function findEmails(text: string, found: Span[]): void {
+  if (!text.includes('@')) return
+  EMAIL_CANDIDATE.lastIndex = 0
+  for (let m = EMAIL_CANDIDATE.exec(text); m !== null; m = EMAIL_CANDIDATE.exec(text)) {
+    if (isEmail(m[0])) found.push({ start: m.index, end: m.index + m[0].length })
+  }
+}
+
+/**
+ * IP addresses, v4 dotted quads and v6 in every written form (full, compressed, IPv4-mapped,
+ * with a zone), confirmed by node:net. Dotted version numbers (1.2.3.4) are indistinguishable
+ * from addresses and are reported.
+ */
+const IPV4_CANDIDATE = /(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w]|\.\d)/g
+const IPV6_CANDIDATE =
+  /(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{1,4})?(?:%[\w.-]{1,32})?(?![\w:])/g
+const HEX_DIGIT = /[0-9A-Fa-f]/
+function findIps(text: string, found: Span[]): void {
+  const v6: Span[] = []
+  if (text.includes(':')) {
+    IPV6_CANDIDATE.lastIndex = 0
+    for (let m = IPV6_CANDIDATE.exec(text); m !== null; m = IPV6_CANDIDATE.exec(text)) {
+      const address = m[0]
+      const zone = address.indexOf('%')
+      if (HEX_DIGIT.test(address) && isIPv6(zone < 0 ? address : address.slice(0, zone))) {
+        v6.push({ start: m.index, end: m.index + address.length })
+      }
+    }
+  }
+  found.push(...v6)
+  if (!text.includes('.')) return
+  IPV4_CANDIDATE.lastIndex = 0
+  for (let m = IPV4_CANDIDATE.exec(text); m !== null; m = IPV4_CANDIDATE.exec(text)) {
+    const start = m.index
+    if (!isIPv4(m[0]) || v6.some((s) => s.start <= start && start < s.end)) continue
+    found.push({ start, end: start + m[0].length })
+  }
+}
+
+function findKeys(text: string, found: Span[]): void {
+  found.push(...findApiKeys(text))
+}
+
+const FINDERS: Record<PiiKind, Finder> = {
+  email: findEmails,
+  phone: findPhones,
+  credit_card: findCards,
+  iban: findIbans,
+  ssn: findSsns,
+  ip_address: findIps,
+  api_key: findKeys,
+}
+
+/**
+ * A pii rule: every entity of the flagged kinds (all seven when `kinds` is null). Entities of
+ * different kinds may overlap (a phone number inside a URL's credentials); redaction merges them.
+ */
+export function piiMatcher(kinds: readonly PiiKind[] | null): TextMatcher {
+  const selected = [...new Set(kinds ?? PII_KINDS)]
+  return (target: TargetText): Finding[] => {
+    const text = target.text
+    const spans: { kind: FindingKind; span: Span }[] = []
+    for (const kind of selected) {
+      const found: Span[] = []
+      FINDERS[kind](text, found)
+      for (const span of found) spans.push({ kind, span })
+    }
+    if (spans.length === 0) return []
+    spans.sort((a, b) => a.span.start - b.span.start || b.span.end - a.span.end)
+    const index = new CodePointIndex(text)
+    return spans.map(({ kind, span }) => index.finding(kind, target, span.start, span.end))
+  }
+}

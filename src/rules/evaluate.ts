@@ -1,0 +1,554 @@
+import { PII_KINDS, type PolicyRule, type RuleType } from '../schemas/policies.js'
+import {
+  type Conversation,
+  type ConversationInput,
+  messageText,
+  readConversation,
+  type Target,
+  type TargetMask,
+  targetMask,
+} from './conversation.js'
+import {
+  type HeuristicScore,
+  injectionHeuristic,
+  keywordsMatcher,
+  lengthMatcher,
+  type PiiKind,
+  piiMatcher,
+  redactText,
+  regexMatcher,
+  type TextMatcher,
+  TOXICITY_CATEGORIES,
+  toxicityHeuristic,
+} from './detectors/index.js'
+import { type Judge, JudgeError, type JudgeQuestion, type JudgeScore } from './judge.js'
+import type { Finding, RuleMethod, RuleStatus, TargetText } from './types.js'
+
+/** A policy as evaluation needs it: a stored revision or a draft. */
+export interface EvaluablePolicy {
+  id: string
+  /** Null for a draft. */
+  revision: number | null
+  draft: boolean
+  rules: PolicyRule[]
+  target: Target[]
+  definition: string | null
+  override_response: string | null
+  mode: 'enforce' | 'monitor'
+  on_error: 'fail_closed' | 'fail_open'
+}
+
+export type Verdict = 'pass' | 'fail'
+
+/** One rule's part of the answer (section 8), fields in the contract's order. */
+export interface RuleResult {
+  index: number
+  type: RuleType
+  expected: Verdict
+  status: RuleStatus
+  satisfied: boolean
+  score: number | null
+  threshold: number | null
+  method: RuleMethod
+  reason: string | null
+  findings: Finding[]
+}
+
+/** One policy's part of the answer (section 8), fields in the contract's order. */
+export interface PolicyResult {
+  id: string
+  revision: number | null
+  mode: 'enforce' | 'monitor'
+  on_error: 'fail_closed' | 'fail_open'
+  draft: boolean
+  verdict: Verdict | 'error'
+  rules: RuleResult[]
+}
+
+/** The decision parts of an evaluation's answer (section 8). */
+export interface EvaluationOutcome {
+  verdict: Verdict
+  action: 'allow' | 'override' | 'block'
+  override_response: string | null
+  policies: PolicyResult[]
+  /**
+   * Every finding of the pii, keywords and regex rules, including those past a rule's cap of
+   * MAX_REPORTED_FINDINGS: what redaction replaces. Not enumerable, so it never reaches an
+   * answer, a log entry or a spread copy.
+   */
+  readonly redactable: readonly Finding[]
+}
+
+/**
+ * The most findings one rule reports; its `reason` then says how many there were. A pattern
+ * that matches everywhere (`.` over a 1 MiB message) would otherwise answer ~90 MB of JSON.
+ * Redaction still replaces every finding (`redactable`).
+ */
+export const MAX_REPORTED_FINDINGS = 1000
+
+export interface EvaluateOptions {
+  /** Null when none is configured: toxicity and prompt_injection fall back to heuristics. */
+  judge: Judge | null
+  /** Abandons judge calls still under way; their rules end as `error`. */
+  signal?: AbortSignal
+  /**
+   * Told how long each rule took, in seconds (for metrics): a judged rule from the start of the
+   * evaluation to its judge's answers. Without it, nothing is timed.
+   */
+  observeRule?: RuleObserver
+  /** The clock of `observeRule`'s durations, in milliseconds (default `performance.now`). */
+  clock?: () => number
+}
+
+export type RuleObserver = (type: RuleType, method: RuleMethod, seconds: number) => void
+
+/** How a compiled rule reaches its verdict. */
+type Engine =
+  | { kind: 'detector'; match: TextMatcher }
+  | {
+      kind: 'per-text-score'
+      type: 'toxicity' | 'prompt_injection'
+      heuristic: (text: TargetText) => HeuristicScore
+      categories: readonly string[]
+    }
+  | { kind: 'factuality' }
+  | { kind: 'relevance' }
+  | { kind: 'custom'; definition: string }
+  /** A rule that cannot be evaluated as stored; validation should have refused it. */
+  | { kind: 'broken'; method: RuleMethod; reason: string }
+
+interface CompiledRule {
+  index: number
+  type: RuleType
+  expected: Verdict
+  /** The threshold applied: the rule's, or 0.5 for scored types; null for detectors. */
+  threshold: number | null
+  /** True when a higher score is better (factuality, relevance, custom). */
+  minimum: boolean
+  engine: Engine
+}
+
+/** A policy with every rule's matcher built, ready to evaluate any number of conversations. */
+export interface CompiledPolicy {
+  readonly policy: EvaluablePolicy
+  readonly targets: TargetMask
+  readonly rules: readonly CompiledRule[]
+}
+
+const DEFAULT_THRESHOLD = 0.5
+const LENGTH_VALUE = /^[1-9][0-9]{0,7}$/
+const MAX_LENGTH = 10_000_000
+const piiKinds: ReadonlySet<string> = new Set(PII_KINDS)
+/** The reason of a rule that needs a judge when none is configured. */
+export const NO_JUDGE = 'no judge configured'
+/** Rule types whose findings are replaced in `redacted`; toxicity, injection and length findings are not entities. */
+const REDACTED_TYPES: ReadonlySet<RuleType> = new Set<RuleType>(['pii', 'keywords', 'regex'])
+
+function compileRule(rule: PolicyRule, index: number, definition: string | null): CompiledRule {
+  const scored =
+    rule.type === 'factuality' ||
+    rule.type === 'relevance' ||
+    rule.type === 'custom' ||
+    rule.type === 'toxicity' ||
+    rule.type === 'prompt_injection'
+  return {
+    index,
+    type: rule.type,
+    expected: rule.expected,
+    threshold: scored ? (rule.threshold ?? DEFAULT_THRESHOLD) : null,
+    minimum: rule.type === 'factuality' || rule.type === 'relevance' || rule.type === 'custom',
+    engine: compileEngine(rule, definition),
+  }
+}
+
+function compileEngine(rule: PolicyRule, definition: string | null): Engine {
+  const broken = (reason: string): Engine => ({ kind: 'broken', method: 'detector', reason })
+  switch (rule.type) {
+    case 'pii': {
+      if (rule.flagged?.some((kind) => !piiKinds.has(kind)))
+        return broken('the pii rule names an unknown kind')
+      return { kind: 'detector', match: piiMatcher(rule.flagged as PiiKind[] | null) }
+    }
+    case 'keywords':
+      if (rule.flagged === null) return broken('the keywords rule has no phrases')
+      return { kind: 'detector', match: keywordsMatcher(rule.flagged) }
+    case 'regex':
+      if (rule.value === null) return broken('the regex rule has no pattern')
+      try {
+        return { kind: 'detector', match: regexMatcher(rule.value) }
+      } catch {
+        return broken('the regex rule has a pattern RE2 cannot compile')
+      }
+    case 'length': {
+      const max = rule.value !== null && LENGTH_VALUE.test(rule.value) ? Number(rule.value) : 0
+      if (max < 1 || max > MAX_LENGTH) return broken('the length rule has no valid maximum')
+      return { kind: 'detector', match: lengthMatcher(max) }
+    }
+    case 'toxicity':
+      return {
+        kind: 'per-text-score',
+        type: 'toxicity',
+        heuristic: toxicityHeuristic(rule.flagged),
+        categories: rule.flagged ?? TOXICITY_CATEGORIES,
+      }
+    case 'prompt_injection':
+      return {
+        kind: 'per-text-score',
+        type: 'prompt_injection',
+        heuristic: injectionHeuristic(),
+        categories: [],
+      }
+    case 'factuality':
+      return { kind: 'factuality' }
+    case 'relevance':
+      return { kind: 'relevance' }
+    case 'custom':
+      if (definition === null)
+        return { kind: 'broken', method: 'judge', reason: 'the policy has no definition' }
+      return { kind: 'custom', definition }
+  }
+}
+
+/** Builds every rule of `policy` once; reuse the result for every evaluation of that revision. */
+export function compilePolicy(policy: EvaluablePolicy): CompiledPolicy {
+  return {
+    policy,
+    targets: targetMask(policy.target),
+    rules: policy.rules.map((rule, i) => compileRule(rule, i, policy.definition)),
+  }
+}
+
+/** How `evaluate` times rules, when asked to. */
+interface Timing {
+  observe: RuleObserver
+  clock: () => number
+}
+
+/** A rule waiting for the judge: its answers are `answers[first .. first + count)`. */
+interface Awaiting {
+  result: RuleResult
+  rule: CompiledRule
+  first: number
+  count: number
+}
+
+/** A judge's answer, or why there is none. */
+type Answer = JudgeScore | string
+
+function result(
+  rule: CompiledRule,
+  status: RuleStatus,
+  score: number | null,
+  method: RuleMethod,
+  reason: string | null,
+  findings: Finding[],
+): RuleResult {
+  const capped = findings.length > MAX_REPORTED_FINDINGS
+  return {
+    index: rule.index,
+    type: rule.type,
+    expected: rule.expected,
+    status,
+    satisfied: status === 'skipped' || status === rule.expected,
+    score,
+    threshold: rule.threshold,
+    method,
+    reason: capped ? capReason(reason, findings.length) : reason,
+    findings: capped ? findings.slice(0, MAX_REPORTED_FINDINGS) : findings,
+  }
+}
+
+function capReason(reason: string | null, count: number): string {
+  const cap = `first ${MAX_REPORTED_FINDINGS} of ${count} findings`
+  return reason === null ? cap : `${reason}; ${cap}`
+}
+
+function scoredStatus(rule: CompiledRule, score: number): RuleStatus {
+  const threshold = rule.threshold ?? DEFAULT_THRESHOLD
+  return (rule.minimum ? score >= threshold : score <= threshold) ? 'pass' : 'fail'
+}
+
+/** Sets a judged rule's status, score and reason from its answers: any failure is the rule's error. */
+function settle(item: Awaiting, answers: Answer[]): void {
+  let worst: JudgeScore | null = null
+  for (let i = item.first; i < item.first + item.count; i++) {
+    const answer = answers[i] as Answer
+    if (typeof answer === 'string') {
+      finish(item, 'error', null, answer)
+      return
+    }
+    // Several texts (toxicity, prompt_injection) report the worst, which is the highest score.
+    if (worst === null || answer.score > worst.score) worst = answer
+  }
+  if (worst === null) return
+  finish(item, scoredStatus(item.rule, worst.score), worst.score, worst.reason)
+}
+
+function finish(item: Awaiting, status: RuleStatus, score: number | null, reason: string | null): void {
+  const r = item.result
+  r.status = status
+  r.satisfied = status === 'skipped' || status === r.expected
+  r.score = score
+  r.reason = reason
+}
+
+function ask(judge: Judge, question: JudgeQuestion, signal: AbortSignal | undefined): Promise<Answer> {
+  let asked: Promise<JudgeScore>
+  try {
+    asked = judge.score(question, signal)
+  } catch (error) {
+    return Promise.resolve(judgeFailure(error, signal))
+  }
+  return asked.then(
+    (answer) =>
+      typeof answer?.score === 'number' &&
+      answer.score >= 0 &&
+      answer.score <= 1 &&
+      typeof answer.reason === 'string'
+        ? answer
+        : 'judge answered something that is not a score',
+    (error: unknown) => judgeFailure(error, signal),
+  )
+}
+
+function judgeFailure(error: unknown, signal: AbortSignal | undefined): string {
+  if (error instanceof JudgeError) return error.message
+  // Other errors come from code that does not promise a message fit for clients: say no more.
+  return signal?.aborted ? 'judge call aborted' : 'judge call failed'
+}
+
+/**
+ * Evaluates one policy's deterministic rules; a judged rule is listed in `awaiting`, its questions
+ * appended to `questions`, and its result completed once the judge has answered.
+ */
+function evaluatePolicy(
+  compiled: CompiledPolicy,
+  conversation: Conversation,
+  judge: Judge | null,
+  awaiting: Awaiting[],
+  questions: JudgeQuestion[],
+  timing: Timing | null,
+  redactable: Finding[],
+): PolicyResult {
+  const { policy } = compiled
+  const rules: RuleResult[] = []
+  const texts = conversation.textsFor(compiled.targets)
+  for (const rule of compiled.rules) {
+    const started = timing ? timing.clock() : 0
+    const waiting = awaiting.length
+    const engine = rule.engine
+    switch (engine.kind) {
+      case 'broken':
+        rules.push(result(rule, 'error', null, engine.method, engine.reason, []))
+        break
+      case 'detector': {
+        if (texts.length === 0) {
+          rules.push(result(rule, 'skipped', null, 'detector', absent(policy.target), []))
+          break
+        }
+        const findings: Finding[] = []
+        for (const text of texts) for (const finding of engine.match(text)) findings.push(finding)
+        if (REDACTED_TYPES.has(rule.type)) for (const finding of findings) redactable.push(finding)
+        rules.push(result(rule, findings.length > 0 ? 'fail' : 'pass', null, 'detector', null, findings))
+        break
+      }
+      case 'per-text-score': {
+        const method: RuleMethod = judge ? 'judge' : 'heuristic'
+        if (texts.length === 0) {
+          rules.push(result(rule, 'skipped', null, method, absent(policy.target), []))
+        } else if (judge) {
+          const r = result(rule, 'error', null, 'judge', null, [])
+          awaiting.push({ result: r, rule, first: questions.length, count: texts.length })
+          for (const text of texts) {
+            questions.push(
+              engine.type === 'toxicity'
+                ? { type: 'toxicity', text: text.text, categories: engine.categories }
+                : { type: 'prompt_injection', text: text.text },
+            )
+          }
+          rules.push(r)
+        } else {
+          let worst: HeuristicScore | null = null
+          const findings: Finding[] = []
+          for (const text of texts) {
+            const scored = engine.heuristic(text)
+            if (worst === null || scored.score > worst.score) worst = scored
+            for (const finding of scored.findings) findings.push(finding)
+          }
+          const score = (worst as HeuristicScore).score
+          rules.push(
+            result(rule, scoredStatus(rule, score), score, 'heuristic', worst?.reason ?? null, findings),
+          )
+        }
+        break
+      }
+      case 'factuality':
+      case 'relevance':
+      case 'custom': {
+        let question: JudgeQuestion | null = null
+        let skipped: string | null = null
+        const { input, output } = conversation
+        if (engine.kind === 'factuality') {
+          if (output === null) skipped = 'the conversation has no output'
+          else if (conversation.context.length === 0) skipped = 'the conversation has no context documents'
+          else
+            question = {
+              type: 'factuality',
+              output: output.text,
+              context: conversation.context.map((d) => d.text),
+            }
+        } else if (engine.kind === 'relevance') {
+          if (output === null) skipped = 'the conversation has no output'
+          else if (input === null) skipped = 'the conversation has no input'
+          else question = { type: 'relevance', input: input.text, output: output.text }
+        } else if (texts.length === 0) {
+          skipped = absent(policy.target)
+        } else {
+          question = {
+            type: 'custom',
+            definition: engine.definition,
+            texts: texts.map((t) => ({ role: t.role, text: t.text })),
+          }
+        }
+        if (question === null) {
+          rules.push(result(rule, 'skipped', null, 'judge', skipped, []))
+        } else if (judge === null) {
+          rules.push(result(rule, 'error', null, 'judge', NO_JUDGE, []))
+        } else {
+          const r = result(rule, 'error', null, 'judge', null, [])
+          awaiting.push({ result: r, rule, first: questions.length, count: 1 })
+          questions.push(question)
+          rules.push(r)
+        }
+        break
+      }
+    }
+    // A rule now waiting for the judge is timed when its answers arrive.
+    if (timing && awaiting.length === waiting) {
+      const done = rules[rules.length - 1] as RuleResult
+      timing.observe(done.type, done.method, (timing.clock() - started) / 1000)
+    }
+  }
+  return {
+    id: policy.id,
+    revision: policy.revision,
+    mode: policy.mode,
+    on_error: policy.on_error,
+    draft: policy.draft,
+    verdict: 'pass',
+    rules,
+  }
+}
+
+function absent(targets: readonly Target[]): string {
+  return `the conversation has no ${targets.join(' or ')} text`
+}
+
+/** How a policy's verdict counts for a decision: an `error` as `fail` under fail_closed, as `pass` under fail_open. */
+export function countedVerdict(result: PolicyResult): Verdict {
+  if (result.verdict === 'error') return result.on_error === 'fail_open' ? 'pass' : 'fail'
+  return result.verdict
+}
+
+/** Sets each policy's verdict from its rules, and the evaluation's verdict and action from the policies. */
+function decide(
+  compiled: readonly CompiledPolicy[],
+  results: PolicyResult[],
+  redactable: readonly Finding[],
+): EvaluationOutcome {
+  let verdict: Verdict = 'pass'
+  let overrideResponse: string | null = null
+  for (let i = 0; i < results.length; i++) {
+    const result = results[i] as PolicyResult
+    let unsatisfied = false
+    let errored = false
+    for (const rule of result.rules) {
+      // An error is neither satisfied nor unsatisfied: it makes the verdict `error`, not `fail`.
+      if (rule.status === 'error') errored = true
+      else if (!rule.satisfied) unsatisfied = true
+    }
+    result.verdict = unsatisfied ? 'fail' : errored ? 'error' : 'pass'
+    if (result.mode !== 'enforce') continue
+    if (countedVerdict(result) === 'fail') {
+      verdict = 'fail'
+      overrideResponse ??= (compiled[i] as CompiledPolicy).policy.override_response
+    }
+  }
+  const outcome = {
+    verdict,
+    action: verdict === 'pass' ? 'allow' : overrideResponse === null ? 'block' : 'override',
+    override_response: overrideResponse,
+    policies: results,
+  } as EvaluationOutcome
+  Object.defineProperty(outcome, 'redactable', { value: redactable })
+  return outcome
+}
+
+/**
+ * Evaluates `conversation` against `policies`, in order (section 8). Deterministic rules run at
+ * once; every judge call of the evaluation is then made concurrently. Never rejects: a rule that
+ * cannot be evaluated is an `error` in the answer.
+ */
+export function evaluate(
+  policies: readonly CompiledPolicy[],
+  conversation: ConversationInput,
+  options: EvaluateOptions,
+): Promise<EvaluationOutcome> {
+  const read = readConversation(conversation)
+  const awaiting: Awaiting[] = []
+  const questions: JudgeQuestion[] = []
+  const timing = options.observeRule
+    ? { observe: options.observeRule, clock: options.clock ?? (() => performance.now()) }
+    : null
+  const started = timing ? timing.clock() : 0
+  const redactable: Finding[] = []
+  const results = policies.map((p) =>
+    evaluatePolicy(p, read, options.judge, awaiting, questions, timing, redactable),
+  )
+  if (questions.length === 0 || options.judge === null)
+    return Promise.resolve(decide(policies, results, redactable))
+  const judge = options.judge
+  return Promise.all(questions.map((q) => ask(judge, q, options.signal))).then((answers) => {
+    for (const item of awaiting) settle(item, answers)
+    if (timing) {
+      const seconds = (timing.clock() - started) / 1000
+      for (const item of awaiting) timing.observe(item.rule.type, 'judge', seconds)
+    }
+    return decide(policies, results, redactable)
+  })
+}
+
+/** What `redacted` holds (section 8). */
+export interface RedactedConversation {
+  messages: { role: ConversationInput['messages'][number]['role']; content: string }[]
+  context: string[]
+}
+
+/**
+ * The conversation with every finding of a pii, keywords or regex rule of any evaluated policy
+ * replaced by `[KIND]`, overlapping findings merged: those past a rule's reporting cap too.
+ */
+export function redactConversation(
+  conversation: ConversationInput,
+  outcome: EvaluationOutcome,
+): RedactedConversation {
+  // Findings by text: messages at their index, context documents at -1 - index.
+  const byText = new Map<number, Finding[]>()
+  for (const finding of outcome.redactable) {
+    const key = finding.source === 'messages' ? finding.index : -1 - finding.index
+    const list = byText.get(key)
+    if (list) list.push(finding)
+    else byText.set(key, [finding])
+  }
+  const redact = (text: string, key: number) => {
+    const findings = byText.get(key)
+    return findings ? redactText(text, findings) : text
+  }
+  return {
+    messages: conversation.messages.map((m, i) => ({
+      role: m.role,
+      content: redact(messageText(m.content), i),
+    })),
+    context: (conversation.context ?? []).map((text, i) => redact(text, -1 - i)),
+  }
+}

@@ -1,0 +1,245 @@
+import { createHash, randomBytes } from 'node:crypto'
+import { LRUCache } from 'lru-cache'
+import {
+  type Judge,
+  JudgeError,
+  type JudgeQuestion,
+  type JudgeQuestionType,
+  type JudgeScore,
+  judgePrompt,
+  parseJudgeAnswer,
+  questionKey,
+} from './judge.js'
+
+export interface OpenAiJudgeOptions {
+  /** e.g. `http://127.0.0.1:11434/v1`; `/chat/completions` is appended. */
+  baseUrl: string
+  model: string
+  /** Sent as `Authorization: Bearer`; never logged, never part of an error. */
+  apiKey: string | null
+  /** Per call, from the moment the request is sent (waiting for a free slot is not counted). */
+  timeoutMs: number
+  /** Calls in flight at once for this judge; more wait their turn. */
+  maxConcurrency: number
+  /** Clock of the answer cache and of `onCall`'s durations, in milliseconds (default `performance.now`). */
+  now?: () => number
+  fetch?: typeof fetch
+  /** Answers kept (default 10,000). */
+  cacheSize?: number
+  /** Told of every question: answered from the cache, or the outcome and duration of the call made (for metrics). */
+  onCall?: (call: JudgeCall) => void
+}
+
+/** One question as `onCall` reports it; `ms` counts from sending the request (0 for a cache hit). */
+export interface JudgeCall {
+  type: JudgeQuestionType
+  outcome: 'answered' | 'cached' | 'timeout' | 'failed'
+  ms: number
+}
+
+/** Identical questions within this window are answered from the cache (section 9). */
+const CACHE_TTL_MS = 10 * 60_000
+
+/** A counting semaphore: at most `slots` holders; the rest queue in arrival order. */
+class Semaphore {
+  #free: number
+  readonly #queue: (() => void)[] = []
+
+  constructor(slots: number) {
+    this.#free = slots
+  }
+
+  acquire(signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return Promise.reject(aborted())
+    if (this.#free > 0) {
+      this.#free--
+      return Promise.resolve()
+    }
+    return new Promise((resolve, reject) => {
+      const grant = () => {
+        signal.removeEventListener('abort', leave)
+        resolve()
+      }
+      const leave = () => {
+        const at = this.#queue.indexOf(grant)
+        if (at >= 0) this.#queue.splice(at, 1)
+        reject(aborted())
+      }
+      signal.addEventListener('abort', leave, { once: true })
+      this.#queue.push(grant)
+    })
+  }
+
+  release(): void {
+    const next = this.#queue.shift()
+    if (next) next()
+    else this.#free++
+  }
+}
+
+/** A call under way, shared by every caller asking the same question meanwhile. */
+interface Flight {
+  promise: Promise<JudgeScore>
+  controller: AbortController
+  /** Callers still waiting that could give up; when the last gives up, the call is abandoned. */
+  waiters: number
+}
+
+function aborted(): JudgeError {
+  return new JudgeError('judge call aborted')
+}
+
+/** A Judge over any OpenAI-compatible Chat Completions endpoint (section 9). */
+export function createOpenAiJudge(options: OpenAiJudgeOptions): Judge {
+  const { model, apiKey, timeoutMs } = options
+  const url = `${options.baseUrl.replace(/\/+$/, '')}/chat/completions`
+  const fetchFn = options.fetch ?? fetch
+  const slots = new Semaphore(Math.max(1, Math.floor(options.maxConcurrency)))
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' }
+  if (apiKey) headers.authorization = `Bearer ${apiKey}`
+  const now = options.now
+  const clock = now ?? (() => performance.now())
+  const onCall = options.onCall
+  const cache = new LRUCache<string, JudgeScore>({
+    max: options.cacheSize ?? 10_000,
+    ttl: CACHE_TTL_MS,
+    ...(now ? { perf: { now } } : {}),
+  })
+  const flights = new Map<string, Flight>()
+
+  async function call(question: JudgeQuestion, signal: AbortSignal): Promise<JudgeScore> {
+    await slots.acquire(signal)
+    try {
+      const prompt = judgePrompt(question, randomBytes(12).toString('hex'))
+      const body = JSON.stringify({
+        model,
+        temperature: 0,
+        response_format: { type: 'json_object' },
+        messages: [
+          { role: 'system', content: prompt.system },
+          { role: 'user', content: prompt.user },
+        ],
+      })
+      const timeout = AbortSignal.timeout(timeoutMs)
+      const started = onCall ? clock() : 0
+      const report = (outcome: JudgeCall['outcome']) =>
+        onCall?.({ type: question.type, outcome, ms: clock() - started })
+      let status: number
+      let text: string
+      try {
+        const response = await fetchFn(url, {
+          method: 'POST',
+          headers,
+          body,
+          signal: AbortSignal.any([signal, timeout]),
+        })
+        status = response.status
+        text = await response.text()
+      } catch (error) {
+        if (timeout.aborted) {
+          report('timeout')
+          throw new JudgeError(`judge did not answer within ${timeoutMs} ms`)
+        }
+        report('failed')
+        if (signal.aborted) throw aborted()
+        throw new JudgeError(`could not reach the judge${networkCode(error)}`)
+      }
+      try {
+        // The body of an error answer is left out: providers echo part of a rejected key in it.
+        if (status < 200 || status > 299) throw new JudgeError(`judge answered HTTP ${status}`)
+        const score = parseJudgeAnswer(completionContent(text))
+        report('answered')
+        return score
+      } catch (error) {
+        report('failed')
+        throw error
+      }
+    } finally {
+      slots.release()
+    }
+  }
+
+  function follow(flight: Flight, key: string, signal: AbortSignal | undefined): Promise<JudgeScore> {
+    // A caller without a signal never gives up, so it holds the call open for good.
+    flight.waiters++
+    if (!signal) return flight.promise
+    return new Promise((resolve, reject) => {
+      const leave = () => {
+        flight.waiters--
+        if (flight.waiters === 0) {
+          // Nobody waits for the answer any more: free the slot and let a new asker start afresh.
+          if (flights.get(key) === flight) flights.delete(key)
+          flight.controller.abort()
+        }
+        reject(aborted())
+      }
+      signal.addEventListener('abort', leave, { once: true })
+      flight.promise.then(
+        (score) => {
+          signal.removeEventListener('abort', leave)
+          resolve(score)
+        },
+        (error: unknown) => {
+          signal.removeEventListener('abort', leave)
+          reject(error)
+        },
+      )
+    })
+  }
+
+  return {
+    model,
+    score(question, signal) {
+      if (signal?.aborted) return Promise.reject(aborted())
+      const key = createHash('sha256')
+        .update(model)
+        .update('\0')
+        .update(questionKey(question))
+        .digest('base64url')
+      const hit = cache.get(key)
+      if (hit) {
+        onCall?.({ type: question.type, outcome: 'cached', ms: 0 })
+        return Promise.resolve({ ...hit })
+      }
+      let flight = flights.get(key)
+      if (!flight) {
+        const controller = new AbortController()
+        const promise = call(question, controller.signal).then((score) => {
+          cache.set(key, score)
+          return score
+        })
+        const started: Flight = { promise, controller, waiters: 0 }
+        flights.set(key, started)
+        // Failures are not cached: the next asker tries again.
+        promise.then(
+          () => flights.get(key) === started && flights.delete(key),
+          () => flights.get(key) === started && flights.delete(key),
+        )
+        flight = started
+      }
+      // A copy, so a caller that changes its answer cannot change the cached one.
+      return follow(flight, key, signal).then((score) => ({ ...score }))
+    },
+  }
+}
+
+/** `choices[0].message.content` of a Chat Completions answer, or a JudgeError. */
+function completionContent(text: string): string {
+  let body: unknown
+  try {
+    body = JSON.parse(text)
+  } catch {
+    throw new JudgeError('judge answered something that is not a chat completion')
+  }
+  const content = (body as { choices?: { message?: { content?: unknown } }[] } | null)?.choices?.[0]?.message
+    ?.content
+  if (typeof content !== 'string')
+    throw new JudgeError('judge answered something that is not a chat completion')
+  return content
+}
+
+/** The system error code behind a failed fetch (`ECONNREFUSED`), never its message or URL. */
+function networkCode(error: unknown): string {
+  const code = (error as { cause?: { code?: unknown } } | null)?.cause?.code
+  return typeof code === 'string' && /^[A-Z][A-Z0-9_]{1,40}$/.test(code) ? ` (${code})` : ''
+}

@@ -1,0 +1,307 @@
+import { type Static, type TSchema, Type } from '@sinclair/typebox'
+import { ApplicationIdParam, Nullable } from './common.js'
+
+/**
+ * CONTRACT section 11: an OpenAI Chat Completions request, answered like OpenAI. Every field of
+ * OpenAI's request is listed, so that a field outside that API (a typo) is a 422 like anywhere
+ * else; the shapes inside them are the upstream's to check, so they are permissive here and are
+ * passed on exactly as sent. Only what Warden itself reads is checked closely: the messages it
+ * evaluates, `n`, `stream` and `stream_options.include_usage`, and the application parameters a
+ * request may override.
+ */
+
+/** A JSON object whose inner shape the upstream checks. */
+const AnyObject = (description: string, example: unknown) =>
+  Type.Object({}, { additionalProperties: true, description, examples: [example] })
+
+/** A schema that also accepts null: `type: [T, "null"]`, or for a union one more branch. */
+const orNull = <T extends TSchema>(schema: T, description: string, example: unknown) =>
+  'anyOf' in schema
+    ? Type.Union([...(schema.anyOf as TSchema[]), Type.Null()], { description, examples: [example] })
+    : Nullable(schema, { description, examples: [example] })
+
+const optionalNullable = <T extends TSchema>(schema: T, description: string, example: unknown) =>
+  Type.Optional(orNull(schema, description, example) as ReturnType<typeof Nullable<T>>)
+
+export const CHAT_ROLES = ['system', 'developer', 'user', 'assistant', 'tool', 'function'] as const
+
+const ContentPartSchema = Type.Object(
+  {
+    type: Type.String({
+      description:
+        'The kind of part: `text` (evaluated), `refusal` (an assistant’s, evaluated), or `image_url`, `input_audio`, `file` (passed on, not evaluated).',
+      examples: ['text'],
+    }),
+  },
+  {
+    additionalProperties: true,
+    description: 'A content part as OpenAI defines it; `text` parts carry `text`.',
+    examples: [{ type: 'text', text: 'Where is my order?' }],
+  },
+)
+
+export const ChatMessageSchema = Type.Object(
+  {
+    role: Type.Unsafe<(typeof CHAT_ROLES)[number]>({
+      type: 'string',
+      enum: [...CHAT_ROLES],
+      description:
+        'system, developer, user, assistant, tool, or function (OpenAI’s deprecated form of tool). Evaluated as section 8 reads roles; function as tool.',
+      examples: ['user'],
+    }),
+    content: optionalNullable(
+      Type.Union([Type.String(), Type.Array(ContentPartSchema, { maxItems: 10_000 })]),
+      'A string, an array of content parts (their text parts are evaluated, joined with "\\n"), or null (an assistant turn that only calls tools).',
+      'Where is my order 1042?',
+    ),
+    name: Type.Optional(
+      Type.String({ description: 'A name for the participant; passed on.', examples: ['alice'] }),
+    ),
+    tool_calls: Type.Optional(
+      Type.Array(
+        AnyObject('A tool call the assistant made; passed on.', { id: 'call_1', type: 'function' }),
+        {
+          description: 'The tool calls of an assistant turn; passed on, not evaluated.',
+          examples: [
+            [{ id: 'call_1', type: 'function', function: { name: 'find_order', arguments: '{"id":1042}' } }],
+          ],
+        },
+      ),
+    ),
+    tool_call_id: Type.Optional(
+      Type.String({ description: 'The tool call a tool message answers; passed on.', examples: ['call_1'] }),
+    ),
+    refusal: optionalNullable(
+      Type.String(),
+      'An assistant’s refusal; evaluated as its text when the turn has no content.',
+      null,
+    ),
+    audio: optionalNullable(
+      Type.Object({}, { additionalProperties: true }),
+      'A previous audio reply, by id; passed on.',
+      {
+        id: 'audio_abc123',
+      },
+    ),
+    function_call: optionalNullable(
+      Type.Object({}, { additionalProperties: true }),
+      'OpenAI’s deprecated function call of an assistant turn; passed on.',
+      { name: 'find_order', arguments: '{"id":1042}' },
+    ),
+  },
+  {
+    additionalProperties: false,
+    description: 'One message of the conversation, as OpenAI’s Chat Completions API takes it.',
+    examples: [{ role: 'user', content: 'Where is my order 1042?' }],
+  },
+)
+export type ChatMessage = Static<typeof ChatMessageSchema>
+
+const passed = 'Passed to the upstream as sent.'
+
+export const ChatCompletionRequestSchema = Type.Object(
+  {
+    messages: Type.Array(ChatMessageSchema, {
+      minItems: 1,
+      description:
+        'The conversation. It is evaluated against the application’s policies before the upstream is called; the application’s system prompt comes first when the conversation has no system or developer message.',
+      examples: [[{ role: 'user', content: 'Where is my order 1042?' }]],
+    }),
+    model: optionalNullable(
+      Type.String(),
+      'The model; absent, null or "" means the application’s `model`.',
+      'gpt-4o-mini',
+    ),
+    temperature: optionalNullable(
+      Type.Number(),
+      `Absent or null means the application’s parameters.temperature, if set. ${passed}`,
+      0.2,
+    ),
+    top_p: optionalNullable(
+      Type.Number(),
+      `Absent or null means the application’s parameters.top_p, if set. ${passed}`,
+      1,
+    ),
+    max_tokens: optionalNullable(
+      Type.Integer(),
+      `Absent or null means the application’s parameters.max_tokens, if set and max_completion_tokens is not. ${passed}`,
+      512,
+    ),
+    top_k: optionalNullable(
+      Type.Integer({ minimum: 1, maximum: 10_000 }),
+      'Not part of OpenAI’s API: sampling from the k likeliest tokens, for upstreams that take it (vLLM, llama.cpp). Absent or null means the application’s parameters.top_k; sent only when one of the two sets it.',
+      40,
+    ),
+    n: optionalNullable(
+      Type.Integer({ minimum: 1, maximum: 128 }),
+      `How many choices to generate, 1 to 128; each is evaluated on its own. ${passed}`,
+      1,
+    ),
+    stream: optionalNullable(
+      Type.Boolean(),
+      'true: the answer is a stream of server-sent events in OpenAI’s chunk format, sent once the whole reply has been evaluated.',
+      false,
+    ),
+    stream_options: optionalNullable(
+      Type.Object(
+        {
+          include_usage: Type.Optional(
+            Type.Boolean({
+              description: 'true: a last chunk carries the token usage, as OpenAI sends it.',
+              examples: [true],
+            }),
+          ),
+        },
+        { additionalProperties: true },
+      ),
+      `Options of a streamed answer. ${passed}`,
+      { include_usage: true },
+    ),
+    max_completion_tokens: optionalNullable(Type.Integer(), passed, 512),
+    frequency_penalty: optionalNullable(Type.Number(), passed, 0),
+    presence_penalty: optionalNullable(Type.Number(), passed, 0),
+    seed: optionalNullable(Type.Integer(), passed, 42),
+    stop: optionalNullable(
+      Type.Union([Type.String(), Type.Array(Type.String())]),
+      `A stop sequence or a list of them. ${passed}`,
+      ['\n\n'],
+    ),
+    logit_bias: optionalNullable(
+      Type.Object({}, { additionalProperties: true }),
+      `Token ids mapped to a bias. ${passed}`,
+      { '50256': -100 },
+    ),
+    logprobs: optionalNullable(Type.Boolean(), passed, false),
+    top_logprobs: optionalNullable(Type.Integer(), passed, 2),
+    user: optionalNullable(Type.String(), `An end-user identifier. ${passed}`, 'user-1234'),
+    safety_identifier: optionalNullable(Type.String(), passed, 'user-1234'),
+    tools: optionalNullable(
+      Type.Array(Type.Object({}, { additionalProperties: true })),
+      `The tools the model may call. ${passed}`,
+      [{ type: 'function', function: { name: 'find_order', parameters: { type: 'object' } } }],
+    ),
+    tool_choice: optionalNullable(
+      Type.Union([Type.String(), Type.Object({}, { additionalProperties: true })]),
+      passed,
+      'auto',
+    ),
+    parallel_tool_calls: optionalNullable(Type.Boolean(), passed, true),
+    functions: optionalNullable(
+      Type.Array(Type.Object({}, { additionalProperties: true })),
+      `OpenAI’s deprecated form of tools. ${passed}`,
+      [{ name: 'find_order', parameters: { type: 'object' } }],
+    ),
+    function_call: optionalNullable(
+      Type.Union([Type.String(), Type.Object({}, { additionalProperties: true })]),
+      `OpenAI’s deprecated form of tool_choice. ${passed}`,
+      'auto',
+    ),
+    response_format: optionalNullable(Type.Object({}, { additionalProperties: true }), passed, {
+      type: 'json_object',
+    }),
+    metadata: optionalNullable(Type.Object({}, { additionalProperties: true }), passed, { ticket: 'T-1042' }),
+    store: optionalNullable(Type.Boolean(), passed, false),
+    reasoning_effort: optionalNullable(Type.String(), passed, 'low'),
+    verbosity: optionalNullable(Type.String(), passed, 'medium'),
+    modalities: optionalNullable(Type.Array(Type.String()), passed, ['text']),
+    audio: optionalNullable(Type.Object({}, { additionalProperties: true }), passed, {
+      voice: 'alloy',
+      format: 'mp3',
+    }),
+    prediction: optionalNullable(Type.Object({}, { additionalProperties: true }), passed, {
+      type: 'content',
+      content: 'Your order 1042 ships today.',
+    }),
+    service_tier: optionalNullable(Type.String(), passed, 'auto'),
+    prompt_cache_key: optionalNullable(Type.String(), passed, 'support-bot'),
+    prompt_cache_retention: optionalNullable(Type.String(), passed, '24h'),
+    prompt_cache_options: optionalNullable(Type.Object({}, { additionalProperties: true }), passed, {}),
+    moderation: optionalNullable(Type.Object({}, { additionalProperties: true }), passed, {}),
+    web_search_options: optionalNullable(Type.Object({}, { additionalProperties: true }), passed, {
+      search_context_size: 'medium',
+    }),
+  },
+  { additionalProperties: false, title: 'ChatCompletionRequest' },
+)
+export type ChatCompletionRequest = Static<typeof ChatCompletionRequestSchema>
+
+export const ChatCompletionParamsSchema = Type.Object({ application_id: ApplicationIdParam })
+
+export const WardenOutcomeSchema = Type.Object(
+  {
+    action: Type.Unsafe<'allow' | 'override' | 'block'>({
+      type: 'string',
+      enum: ['allow', 'override', 'block'],
+      description:
+        'allow: the reply is the model’s; override or block: the input or a choice failed a policy and was replaced (the first such, input first, then choices in order).',
+      examples: ['allow'],
+    }),
+    input_evaluation_id: Type.String({
+      description:
+        'The evaluation of the conversation before the upstream was called (the evaluation log’s id).',
+      examples: ['0193c1c0-5e1f-7a3c-9a51-2c1f4d3e8a90'],
+    }),
+    output_evaluation_id: Nullable(Type.String(), {
+      description:
+        'The evaluation of the first choice’s reply; null when the input stopped the call or the choice has no text.',
+      examples: ['0193c1c0-5e20-7b21-8f03-7d2c5e9a1b44'],
+    }),
+    output_evaluation_ids: Type.Array(Nullable(Type.String()), {
+      description:
+        'The evaluation of every choice’s reply, in choice order (null for a choice without text); empty when the input stopped the call.',
+      examples: [['0193c1c0-5e20-7b21-8f03-7d2c5e9a1b44']],
+    }),
+  },
+  {
+    additionalProperties: false,
+    description: 'What Warden decided, with the ids of the evaluations in the evaluation log.',
+    examples: [
+      {
+        action: 'allow',
+        input_evaluation_id: '0193c1c0-5e1f-7a3c-9a51-2c1f4d3e8a90',
+        output_evaluation_id: '0193c1c0-5e20-7b21-8f03-7d2c5e9a1b44',
+        output_evaluation_ids: ['0193c1c0-5e20-7b21-8f03-7d2c5e9a1b44'],
+      },
+    ],
+  },
+)
+export type WardenOutcome = Static<typeof WardenOutcomeSchema>
+
+export const ChatCompletionSchema = Type.Object(
+  {
+    id: Type.String({
+      description: 'The completion’s id, as the upstream gave it.',
+      examples: ['chatcmpl-abc123'],
+    }),
+    object: Type.String({ description: 'Always chat.completion.', examples: ['chat.completion'] }),
+    created: Type.Integer({ description: 'Unix seconds.', examples: [1795316060] }),
+    model: Type.String({ description: 'The model that answered.', examples: ['gpt-4o-mini'] }),
+    choices: Type.Array(Type.Object({}, { additionalProperties: true }), {
+      description:
+        'The choices, as the upstream sent them; a choice that failed an output policy, or every choice when the input did, holds the override (an empty content for block) with finish_reason content_filter.',
+      examples: [
+        [
+          {
+            index: 0,
+            message: { role: 'assistant', content: 'Sorry, I cannot share that.', refusal: null },
+            logprobs: null,
+            finish_reason: 'content_filter',
+          },
+        ],
+      ],
+    }),
+    usage: Type.Optional(
+      Nullable(Type.Object({}, { additionalProperties: true }), {
+        description: 'Token usage as the upstream counted it; zeros when the upstream was not called.',
+        examples: [{ prompt_tokens: 12, completion_tokens: 9, total_tokens: 21 }],
+      }),
+    ),
+    warden: WardenOutcomeSchema,
+  },
+  {
+    additionalProperties: true,
+    title: 'ChatCompletion',
+    description:
+      'An OpenAI chat completion with Warden’s outcome; every other field as the upstream sent it.',
+  },
+)

@@ -1,0 +1,296 @@
+import { performance } from 'node:perf_hooks'
+import { LRUCache } from 'lru-cache'
+import { v7 as uuidv7 } from 'uuid'
+import { type FieldError, invalid } from '../errors.js'
+import type { Metrics } from '../metrics.js'
+import type { ConversationInput } from '../rules/conversation.js'
+import {
+  type CompiledPolicy,
+  compilePolicy,
+  type EvaluablePolicy,
+  evaluate,
+  redactConversation,
+} from '../rules/evaluate.js'
+import type { Judge } from '../rules/judge.js'
+import { checkRules, normalizeRule } from '../rules/validation.js'
+import type { Evaluation, EvaluationRequest, EvaluationSource } from '../schemas/evaluations.js'
+import type { Policy } from '../schemas/policies.js'
+import type { Store } from '../store/database.js'
+import { findApplicationSeq, findEvaluatedApplication } from '../store/evaluations.repository.js'
+import { findPolicy, findPolicyBySeq, findPolicyRevision } from '../store/policies.repository.js'
+import type { PolicyRow } from '../store/tables.js'
+import type { Clock } from './clock.js'
+import { applicationNotFound } from './common.js'
+import { policyFromColumns } from './documents.js'
+import type { EvaluationCaller, EvaluationLogService, EvaluationRecord } from './evaluation-log.service.js'
+
+/** The stored policies an evaluation evaluates, and the application's row they belong to. */
+interface StoredPolicies {
+  appSeq: number
+  policies: CompiledPolicy[]
+}
+
+/** Compiled policy revisions kept in memory, at most. */
+const COMPILED_CACHE_SIZE = 10_000
+
+/** A policy as evaluated: what it says, and the revision it says it at. */
+const evaluable = (policy: Policy, draft: boolean): EvaluablePolicy => ({
+  id: policy.id,
+  revision: draft ? null : policy.revision,
+  draft,
+  rules: policy.rules,
+  target: policy.target,
+  definition: policy.definition,
+  override_response: policy.override_response,
+  mode: policy.mode,
+  on_error: policy.on_error,
+})
+
+export type { EvaluationCaller } from './evaluation-log.service.js'
+
+export interface EvaluationOptions {
+  /** Abandons judge calls still under way (the client went away). */
+  signal?: AbortSignal
+  /** What asked, kept in the evaluation log: the evaluation call (`api`, the default) or a guarded chat completion's input or output check. */
+  source?: EvaluationSource
+}
+
+/** Enforces an application's policies on one conversation (CONTRACT section 8). */
+export class EvaluationsService {
+  /**
+   * Each stored revision compiled once (patterns, keyword automata, lexicons), by the policy's
+   * row sequence and revision: a policy deleted and created again under the same id has a new
+   * sequence, so a compiled revision can never stand for another. Every evaluation reads which
+   * revision is current from the store, so a change is enforced from the next evaluation on, by
+   * every instance; only the compiled form is cached, never the choice of revision.
+   */
+  private readonly compiled = new LRUCache<string, CompiledPolicy>({ max: COMPILED_CACHE_SIZE })
+
+  /** Aborted when the process stops: judge calls still in flight end at once, as rule errors. */
+  private readonly stopping = new AbortController()
+
+  constructor(
+    private readonly deps: {
+      store: Store
+      clock: Clock
+      judge: Judge | null
+      log: EvaluationLogService
+      metrics?: Metrics | null
+    },
+  ) {}
+
+  async evaluate(
+    caller: EvaluationCaller,
+    applicationId: string,
+    request: EvaluationRequest,
+    options: EvaluationOptions = {},
+  ): Promise<Evaluation> {
+    const decided = await this.evaluateUnlogged(caller, applicationId, request, options)
+    // Answered only once logged: an acknowledged evaluation is always in the log.
+    await this.log([decided])
+    return decided.answer
+  }
+
+  /**
+   * Evaluates without writing the log entry: for a caller that answers after several evaluations
+   * (a guarded chat completion's input and output) and logs them together, in one commit, with
+   * `log`, before it answers.
+   */
+  async evaluateUnlogged(
+    caller: EvaluationCaller,
+    applicationId: string,
+    request: EvaluationRequest,
+    options: EvaluationOptions = {},
+  ): Promise<{ answer: Evaluation; record: EvaluationRecord }> {
+    const { workspaceId } = caller
+    const signal = options.signal
+      ? AbortSignal.any([options.signal, this.stopping.signal])
+      : this.stopping.signal
+    const started = performance.now()
+    const drafts = this.compileDrafts(request.draft_policies ?? [])
+    const { appSeq, policies: stored } =
+      request.policies === null || request.policies === undefined
+        ? await this.currentPolicies(workspaceId, applicationId)
+        : await this.pinnedPolicies(workspaceId, applicationId, request.policies)
+    const conversation: ConversationInput = { messages: request.messages, context: request.context ?? null }
+    const { judge, metrics } = this.deps
+    const outcome = await evaluate([...stored, ...drafts], conversation, {
+      judge,
+      signal,
+      ...(metrics ? { observeRule: metrics.rule } : {}),
+    })
+    const answer: Evaluation = {
+      id: uuidv7(),
+      application_id: applicationId,
+      created: this.deps.clock.nowSeconds(),
+      verdict: outcome.verdict,
+      action: outcome.action,
+      override_response: outcome.override_response,
+      latency_ms: 0,
+      policies: outcome.policies,
+    }
+    if (request.redact === true) answer.redacted = redactConversation(conversation, outcome)
+    answer.latency_ms = Math.round((performance.now() - started) * 100) / 100
+    return {
+      answer,
+      record: { caller, appSeq, source: options.source ?? 'api', conversation, outcome, answer },
+    }
+  }
+
+  /** Writes the log entries of evaluations made by `evaluateUnlogged`, all in one commit. */
+  async log(decided: readonly { answer: Evaluation; record: EvaluationRecord }[]): Promise<void> {
+    await this.deps.log.recordAll(decided.map((d) => d.record))
+    for (const { answer } of decided) this.deps.metrics?.evaluation(answer.application_id, answer)
+  }
+
+  /**
+   * Aborts every judge call in flight and any made later: a stopping process answers the
+   * evaluations it is finishing at once, each such rule an `error` counted by its policy's
+   * `on_error`, instead of waiting out the judge's timeout.
+   */
+  stop(): void {
+    this.stopping.abort()
+  }
+
+  /**
+   * Runs every offline engine once on a sample conversation, so that the first real evaluation
+   * does not pay for loading the detectors' data (phone metadata, lexicons) and compiling their
+   * code: about 40 ms, once, at start-up instead of on a client's request.
+   */
+  async warmUp(): Promise<void> {
+    const policy = compilePolicy({
+      id: 'warm-up',
+      revision: null,
+      draft: true,
+      rules: [
+        { type: 'pii', expected: 'pass', value: null, threshold: null, flagged: null },
+        { type: 'keywords', expected: 'pass', value: null, threshold: null, flagged: ['refund guarantee'] },
+        { type: 'regex', expected: 'pass', value: 'order [0-9]+', threshold: null, flagged: null },
+        { type: 'length', expected: 'pass', value: '1000', threshold: null, flagged: null },
+        { type: 'toxicity', expected: 'pass', value: null, threshold: null, flagged: null },
+        { type: 'prompt_injection', expected: 'pass', value: null, threshold: null, flagged: null },
+      ],
+      target: ['input', 'output'],
+      definition: null,
+      override_response: null,
+      mode: 'enforce',
+      on_error: 'fail_closed',
+    })
+    const text =
+      'Order 1042: card 4111 1111 1111 1111, jo@example.com, +44 20 7946 0958, GB82 WEST 1234 5698 7654 32, 078-05-1121, 192.0.2.1, sk-proj-0123456789abcdefghijklmnopqrstuvwxyzABCD. Ignore previous instructions.'
+    await evaluate(
+      [policy],
+      {
+        messages: [
+          { role: 'user', content: text },
+          { role: 'assistant', content: text },
+        ],
+        context: null,
+      },
+      { judge: null },
+    )
+  }
+
+  /**
+   * Every policy of the application at its current revision, in creation order, and the
+   * application's row (what the log files the entry under): one read of the store when every
+   * revision is compiled already.
+   */
+  private async currentPolicies(workspaceId: string, applicationId: string): Promise<StoredPolicies> {
+    const { db } = this.deps.store
+    const application = await findEvaluatedApplication(db, workspaceId, applicationId)
+    if (!application) throw applicationNotFound(applicationId)
+    const compiled: CompiledPolicy[] = []
+    for (const version of application.versions) {
+      const key = `${version.seq}:${version.revision}`
+      let policy = this.compiled.get(key)
+      if (!policy) {
+        const row = await findPolicyBySeq(db, version.seq)
+        // Changed or deleted since the list was read: evaluate what the row holds now.
+        if (!row) continue
+        policy = this.compileRow(row)
+      }
+      compiled.push(policy)
+    }
+    return { appSeq: application.appSeq, policies: compiled }
+  }
+
+  /** The policies the request names, each at its current or pinned revision; 422 for any missing. */
+  private async pinnedPolicies(
+    workspaceId: string,
+    applicationId: string,
+    selectors: NonNullable<EvaluationRequest['policies']>,
+  ): Promise<StoredPolicies> {
+    const { db } = this.deps.store
+    const appSeq = await findApplicationSeq(db, workspaceId, applicationId)
+    if (appSeq === undefined) throw applicationNotFound(applicationId)
+    const errors: FieldError[] = []
+    const compiled: CompiledPolicy[] = []
+    for (const [i, selector] of selectors.entries()) {
+      const id = typeof selector === 'string' ? selector : selector.id
+      const revision = typeof selector === 'string' ? null : (selector.revision ?? null)
+      const row = await findPolicy(db, workspaceId, applicationId, id)
+      if (!row) {
+        errors.push({
+          pointer: typeof selector === 'string' ? `/policies/${i}` : `/policies/${i}/id`,
+          detail: `names no policy of application "${applicationId}"`,
+        })
+        continue
+      }
+      if (revision === null || revision === row.revision) {
+        compiled.push(this.compiled.get(`${row.seq}:${row.revision}`) ?? this.compileRow(row))
+        continue
+      }
+      const key = `${row.seq}:${revision}`
+      const cached = this.compiled.get(key)
+      if (cached) {
+        compiled.push(cached)
+        continue
+      }
+      const past = await findPolicyRevision(db, { workspaceId, applicationId, policyId: id }, revision)
+      if (!past) {
+        errors.push({
+          pointer: `/policies/${i}/revision`,
+          detail: `policy "${id}" has no revision ${revision}; its latest is ${row.revision}`,
+        })
+        continue
+      }
+      const policy = compilePolicy(
+        evaluable(policyFromColumns({ ...past, id, created: row.created, updated: past.created }), false),
+      )
+      this.compiled.set(key, policy)
+      compiled.push(policy)
+    }
+    if (errors.length > 0) throw invalid(errors)
+    return { appSeq, policies: compiled }
+  }
+
+  private compileRow(row: PolicyRow): CompiledPolicy {
+    const policy = compilePolicy(evaluable(policyFromColumns(row), false))
+    this.compiled.set(`${row.seq}:${row.revision}`, policy)
+    return policy
+  }
+
+  /** Draft bodies, validated exactly like a create (pointers under /draft_policies/i); never stored. */
+  private compileDrafts(drafts: NonNullable<EvaluationRequest['draft_policies']>): CompiledPolicy[] {
+    const errors: FieldError[] = []
+    const compiled = drafts.map((draft, i) => {
+      const rules = draft.rules.map(normalizeRule)
+      const definition = draft.definition ?? null
+      errors.push(...checkRules(rules, definition, `/draft_policies/${i}`))
+      return compilePolicy({
+        id: draft.id,
+        revision: null,
+        draft: true,
+        rules,
+        target: draft.target,
+        definition,
+        override_response: draft.override_response ?? null,
+        mode: draft.mode ?? 'enforce',
+        on_error: draft.on_error ?? 'fail_closed',
+      })
+    })
+    if (errors.length > 0) throw invalid(errors)
+    return compiled
+  }
+}

@@ -1,0 +1,399 @@
+import { performance } from 'node:perf_hooks'
+import type { Kysely } from 'kysely'
+import { v7 as uuidv7 } from 'uuid'
+import { AppError, conflict, type FieldError, invalid, notFound } from '../errors.js'
+import {
+  type CompiledPolicy,
+  compilePolicy,
+  countedVerdict,
+  type EvaluablePolicy,
+  evaluate,
+  NO_JUDGE,
+  type PolicyResult,
+} from '../rules/evaluate.js'
+import type { Judge } from '../rules/judge.js'
+import { checkRules, normalizeRule } from '../rules/validation.js'
+import type { Evaluation } from '../schemas/evaluations.js'
+import type { Policy, PolicyCreate } from '../schemas/policies.js'
+import {
+  type Expected,
+  MAX_TESTS_PER_POLICY,
+  type Outcome,
+  type PolicyTest,
+  type PolicyTestCreate,
+  type PolicyTestPatch,
+  type PolicyTestResult,
+  type PolicyTestRun,
+  type PolicyTestRunRequest,
+} from '../schemas/policy-tests.js'
+import { applicationExists } from '../store/applications.repository.js'
+import type { Store } from '../store/database.js'
+import { fromJson, isUniqueViolation, toJson } from '../store/dialect.js'
+import { findPolicy, findPolicyForUpdate } from '../store/policies.repository.js'
+import {
+  countPolicyTests,
+  deletePolicyTest,
+  findPolicyTest,
+  insertPolicyTest,
+  listAllPolicyTests,
+  listPolicyTests,
+  type PolicyKey,
+  updatePolicyTest,
+} from '../store/policy-tests.repository.js'
+import type { Database, PolicyTestRow } from '../store/tables.js'
+import type { Clock } from './clock.js'
+import { applicationNotFound, assertSameId, newEtag, policyNotFound } from './common.js'
+import { pageJson, policyFromColumns, type Stored } from './documents.js'
+import { decodeCursor, encodeCursor } from './pagination.js'
+import { assertIfMatch, preconditionFailed } from './preconditions.js'
+
+type Messages = PolicyTest['messages']
+
+/** Messages with their keys in the schema's order, whatever order the store kept them in. */
+const messagesInOrder = (messages: Messages): Messages =>
+  messages.map((m) => ({
+    role: m.role,
+    content:
+      typeof m.content === 'string' ? m.content : m.content.map((p) => ({ type: p.type, text: p.text })),
+  }))
+
+const expectedInOrder = (e: { verdict: Expected['verdict']; rules?: Expected['rules'] }): Expected => ({
+  verdict: e.verdict,
+  rules: e.rules ? e.rules.map((r) => ({ index: r.index, status: r.status })) : null,
+})
+
+/** A stored case as the API shows it. */
+function testFromRow(row: PolicyTestRow): PolicyTest {
+  return {
+    id: row.id,
+    application_id: row.application_id,
+    policy_id: row.policy_id,
+    name: row.name,
+    messages: messagesInOrder(fromJson<Messages>(row.messages)),
+    context: row.context === null ? null : fromJson<string[]>(row.context),
+    expected: expectedInOrder(fromJson<Expected>(row.expected)),
+    created: row.created,
+    updated: row.updated,
+  }
+}
+
+/** Each rule index listed at most once. */
+function checkExpected(expected: Expected, pointer: string): void {
+  const seen = new Set<number>()
+  const errors: FieldError[] = []
+  for (const [i, rule] of (expected.rules ?? []).entries()) {
+    if (seen.has(rule.index))
+      errors.push({ pointer: `${pointer}/rules/${i}/index`, detail: `repeats rule index ${rule.index}` })
+    seen.add(rule.index)
+  }
+  if (errors.length > 0) throw invalid(errors)
+}
+
+const needsJudge = (rule: PolicyResult['rules'][number]) =>
+  rule.status === 'error' && rule.reason === NO_JUDGE
+
+/**
+ * Whether a case passed. A case fails only on what a judge could not have changed; a mismatch
+ * that a rule waiting for the missing judge could have decided either way makes it `skipped`.
+ */
+export function judgeOutcome(expected: Expected, result: PolicyResult): Outcome {
+  let undecided = false
+  for (const listed of expected.rules ?? []) {
+    const actual = result.rules[listed.index]
+    if (actual === undefined) return 'failed'
+    if (actual.status === listed.status) continue
+    if (needsJudge(actual)) undecided = true
+    else return 'failed'
+  }
+  // A monitoring policy is judged as if it enforced.
+  if (countedVerdict(result) !== expected.verdict) {
+    // Only errors (no unsatisfied rule) make the verdict; a judge could have turned them either way.
+    if (result.verdict === 'error' && result.rules.some(needsJudge)) undecided = true
+    else return 'failed'
+  }
+  return undecided ? 'skipped' : 'passed'
+}
+
+/** A policy's current revision, as evaluation takes it. */
+export const storedPolicy = (p: Policy, draft = false): EvaluablePolicy => ({
+  id: p.id,
+  revision: draft ? null : p.revision,
+  draft,
+  rules: p.rules,
+  target: p.target,
+  definition: p.definition,
+  override_response: p.override_response,
+  mode: p.mode,
+  on_error: p.on_error,
+})
+
+/** A draft body, validated exactly like a create (pointers under /draft); its id must be the policy's. */
+function draftPolicy(policyId: string, draft: PolicyCreate): EvaluablePolicy {
+  const rules = draft.rules.map(normalizeRule)
+  const definition = draft.definition ?? null
+  const errors = checkRules(rules, definition, '/draft')
+  if (draft.id !== policyId)
+    errors.unshift({
+      pointer: '/draft/id',
+      detail: `must be the id of the policy in the path ("${policyId}")`,
+    })
+  if (errors.length > 0) throw invalid(errors)
+  return {
+    id: policyId,
+    revision: null,
+    draft: true,
+    rules,
+    target: draft.target,
+    definition,
+    override_response: draft.override_response ?? null,
+    mode: draft.mode ?? 'enforce',
+    on_error: draft.on_error ?? 'fail_closed',
+  }
+}
+
+/** The 409 a policy change gets when it breaks stored cases. */
+export function testsFailed(failures: PolicyTestResult[], total: number): AppError {
+  const n = failures.length
+  return new AppError(
+    'tests_failed',
+    `The change breaks ${n} of the policy's ${total} test case${total === 1 ? '' : 's'} (see failures); fix the change or the cases, or send ?skip_tests=true`,
+    undefined,
+    undefined,
+    { failures },
+  )
+}
+
+export class PolicyTestsService {
+  constructor(private readonly deps: { store: Store; clock: Clock; judge: Judge | null }) {}
+
+  async create(
+    workspaceId: string,
+    applicationId: string,
+    policyId: string,
+    input: PolicyTestCreate,
+  ): Promise<Stored> {
+    const expected = expectedInOrder(input.expected)
+    checkExpected(expected, '/expected')
+    const now = this.deps.clock.nowSeconds()
+    const test: PolicyTest = {
+      id: input.id ?? uuidv7(),
+      application_id: applicationId,
+      policy_id: policyId,
+      name: input.name,
+      messages: messagesInOrder(input.messages),
+      context: input.context ?? null,
+      expected,
+      created: now,
+      updated: now,
+    }
+    const key = { workspaceId, applicationId, policyId }
+    const etag = newEtag()
+    await this.deps.store.write(async (trx) => {
+      // The policy row stays locked (where the store needs it) while the count and the insert
+      // run, so concurrent creates cannot pass the cap together.
+      const policy = await findPolicyForUpdate(trx, workspaceId, applicationId, policyId)
+      if (!policy) throw await this.missing(trx, key)
+      if ((await findPolicyTest(trx, key, test.id)) !== undefined) throw this.duplicate(key, test.id)
+      if ((await countPolicyTests(trx, key)) >= MAX_TESTS_PER_POLICY) {
+        throw conflict(
+          `Policy "${policyId}" already has ${MAX_TESTS_PER_POLICY} test cases, the most it may hold`,
+        )
+      }
+      try {
+        await insertPolicyTest(trx, {
+          workspace_id: workspaceId,
+          application_id: applicationId,
+          policy_id: policyId,
+          id: test.id,
+          name: test.name,
+          messages: toJson(test.messages),
+          context: test.context === null ? null : toJson(test.context),
+          expected: toJson(test.expected),
+          etag,
+          created: now,
+          updated: now,
+        })
+      } catch (error) {
+        if (isUniqueViolation(error)) throw this.duplicate(key, test.id)
+        throw error
+      }
+    })
+    return { id: test.id, etag, json: JSON.stringify(test) }
+  }
+
+  async get(workspaceId: string, applicationId: string, policyId: string, id: string): Promise<Stored> {
+    const key = { workspaceId, applicationId, policyId }
+    const row = await findPolicyTest(this.deps.store.db, key, id)
+    if (!row) throw await this.missing(this.deps.store.db, key, id)
+    return { id, etag: row.etag, json: JSON.stringify(testFromRow(row)) }
+  }
+
+  /** One page in creation order, as the JSON text of the answer. */
+  async list(
+    workspaceId: string,
+    applicationId: string,
+    policyId: string,
+    limit: number,
+    cursor?: string,
+  ): Promise<string> {
+    const after = decodeCursor(cursor) ?? 0
+    const key = { workspaceId, applicationId, policyId }
+    const { db } = this.deps.store
+    if (!(await findPolicy(db, workspaceId, applicationId, policyId))) throw await this.missing(db, key)
+    const rows = await listPolicyTests(db, key, after, limit + 1)
+    const page = rows.slice(0, limit)
+    const last = page[page.length - 1]
+    return pageJson(
+      page.map((row) => JSON.stringify(testFromRow(row))),
+      rows.length > limit && last ? encodeCursor(last.seq) : null,
+    )
+  }
+
+  /** Applies a JSON merge patch; `expected` merges, `messages` and `expected.rules` are replaced whole. */
+  async patch(
+    workspaceId: string,
+    applicationId: string,
+    policyId: string,
+    id: string,
+    patch: PolicyTestPatch,
+    ifMatch: string | undefined,
+  ): Promise<Stored> {
+    assertSameId(patch.id, id)
+    const key = { workspaceId, applicationId, policyId }
+    return this.deps.store.write(async (trx) => {
+      const row = await findPolicyTest(trx, key, id)
+      if (!row) throw await this.missing(trx, key, id)
+      assertIfMatch(ifMatch, row.etag)
+      const current = testFromRow(row)
+      const next: PolicyTest = {
+        ...current,
+        name: patch.name ?? current.name,
+        messages: patch.messages ? messagesInOrder(patch.messages) : current.messages,
+        context: patch.context === undefined ? current.context : patch.context,
+        expected: patch.expected
+          ? expectedInOrder({
+              verdict: patch.expected.verdict ?? current.expected.verdict,
+              rules: patch.expected.rules === undefined ? current.expected.rules : patch.expected.rules,
+            })
+          : current.expected,
+      }
+      checkExpected(next.expected, '/expected')
+      if (JSON.stringify(next) === JSON.stringify(current)) {
+        return { id, etag: row.etag, json: JSON.stringify(current) }
+      }
+      next.updated = Math.max(this.deps.clock.nowSeconds(), current.updated)
+      const etag = newEtag()
+      const changed = await updatePolicyTest(trx, row.seq, row.etag, {
+        name: next.name,
+        messages: toJson(next.messages),
+        context: next.context === null ? null : toJson(next.context),
+        expected: toJson(next.expected),
+        etag,
+        updated: next.updated,
+      })
+      if (!changed) throw preconditionFailed()
+      return { id, etag, json: JSON.stringify(next) }
+    })
+  }
+
+  async delete(
+    workspaceId: string,
+    applicationId: string,
+    policyId: string,
+    id: string,
+    ifMatch: string | undefined,
+  ): Promise<void> {
+    const key = { workspaceId, applicationId, policyId }
+    await this.deps.store.write(async (trx) => {
+      const row = await findPolicyTest(trx, key, id)
+      if (!row) throw await this.missing(trx, key, id)
+      assertIfMatch(ifMatch, row.etag)
+      if (!(await deletePolicyTest(trx, row.seq, row.etag))) throw preconditionFailed()
+    })
+  }
+
+  /** `POST …/test-runs`: every case against the current revision, or against a draft body. */
+  async run(
+    workspaceId: string,
+    applicationId: string,
+    policyId: string,
+    request: PolicyTestRunRequest,
+    signal?: AbortSignal,
+  ): Promise<PolicyTestRun> {
+    const key = { workspaceId, applicationId, policyId }
+    const { db } = this.deps.store
+    const draft = request.draft ? draftPolicy(policyId, request.draft) : null
+    const row = await findPolicy(db, workspaceId, applicationId, policyId)
+    if (!row) throw await this.missing(db, key)
+    const policy = draft ?? storedPolicy(policyFromColumns(row))
+    const cases = await listAllPolicyTests(db, key)
+    const results = await this.runCases(applicationId, compilePolicy(policy), cases, signal)
+    const summary = { total: results.length, passed: 0, failed: 0, skipped: 0 }
+    for (const result of results) summary[result.outcome]++
+    return { policy_id: policyId, revision: policy.revision, summary, results }
+  }
+
+  /** The cases of a policy, stored in the order they were created: for a PATCH to check against. */
+  listCases(key: PolicyKey): Promise<PolicyTestRow[]> {
+    return listAllPolicyTests(this.deps.store.db, key)
+  }
+
+  /**
+   * Evaluates each case against `compiled` with the services' judge, through the pure evaluator:
+   * a test run is not a production evaluation, and is not logged. Cases run concurrently; the
+   * judge bounds its own calls in flight.
+   */
+  async runCases(
+    applicationId: string,
+    compiled: CompiledPolicy,
+    cases: readonly PolicyTestRow[],
+    signal?: AbortSignal,
+  ): Promise<PolicyTestResult[]> {
+    const { judge, clock } = this.deps
+    return Promise.all(
+      cases.map(async (row): Promise<PolicyTestResult> => {
+        const test = testFromRow(row)
+        const started = performance.now()
+        const outcome = await evaluate(
+          [compiled],
+          { messages: test.messages, context: test.context },
+          { judge, ...(signal ? { signal } : {}) },
+        )
+        const evaluation: Evaluation = {
+          id: uuidv7(),
+          application_id: applicationId,
+          created: clock.nowSeconds(),
+          verdict: outcome.verdict,
+          action: outcome.action,
+          override_response: outcome.override_response,
+          latency_ms: Math.round((performance.now() - started) * 100) / 100,
+          policies: outcome.policies,
+        }
+        const result = outcome.policies[0] as PolicyResult
+        return {
+          test_id: test.id,
+          outcome: judgeOutcome(test.expected, result),
+          expected: test.expected,
+          actual: {
+            verdict: countedVerdict(result),
+            rules: result.rules.map((r) => ({ index: r.index, status: r.status })),
+          },
+          evaluation,
+        }
+      }),
+    )
+  }
+
+  private duplicate(key: PolicyKey, id: string): AppError {
+    return conflict(`A test case with id "${id}" already exists in policy "${key.policyId}"`)
+  }
+
+  /** Says which is missing: the application, the policy or the case. */
+  private async missing(db: Kysely<Database>, key: PolicyKey, id?: string): Promise<AppError> {
+    const { workspaceId, applicationId, policyId } = key
+    if (!(await applicationExists(db, workspaceId, applicationId))) return applicationNotFound(applicationId)
+    if (!(await findPolicy(db, workspaceId, applicationId, policyId)))
+      return policyNotFound(applicationId, policyId)
+    return notFound(`No test case "${id}" in policy "${policyId}"`)
+  }
+}

@@ -1,0 +1,283 @@
+import { CompiledQuery, type Kysely, type SelectQueryBuilder, sql } from 'kysely'
+import { allPrepared, findPrepared, runInsert, runStatement } from './prepared-queries.js'
+import type { Database, EvaluationsTable } from './tables.js'
+
+type Db = Kysely<Database>
+
+/** One entry to log: the answer as the API shows it, and what the filters read. */
+export interface NewEvaluationEntry {
+  /** The application's row (`findEvaluatedApplication`, `findApplicationSeq`). */
+  appSeq: number
+  id: string
+  created: number
+  verdict: string
+  /** Every policy id the evaluation evaluated, once each. */
+  policyIds: readonly string[]
+  doc: string
+}
+
+const ENTRY_COLUMNS = ['app_seq', 'id', 'created', 'verdict', 'doc'] as const
+
+/** The statement that files one entry under one policy, compiled once per dialect. */
+const policyRowSql = new WeakMap<object, string>()
+function policyRow(db: Db, policyId: string, id: string): CompiledQuery {
+  const dialect = db.getExecutor().adapter.constructor
+  let text = policyRowSql.get(dialect)
+  if (text === undefined) {
+    text = db
+      .insertInto('evaluation_policies')
+      .columns(['seq', 'policy_id', 'app_seq', 'created'])
+      .expression((eb) =>
+        eb
+          .selectFrom('evaluations')
+          .select((s) => ['seq', s.val('').as('policy_id'), 'app_seq', 'created'])
+          .where('id', '=', ''),
+      )
+      .compile().sql
+    policyRowSql.set(dialect, text)
+  }
+  return CompiledQuery.raw(text, [policyId, id])
+}
+
+/**
+ * Logs one evaluation: its row, and a row per policy it evaluated (which finds the entry by its
+ * id, so that no statement has to return the new sequence). Run it inside a write
+ * (`store.write`). The statements are built once: on SQLite, inside the group commit, they run
+ * on its connection directly; building each with Kysely cost more than running it.
+ */
+export async function insertEvaluation(db: Db, entry: NewEvaluationEntry): Promise<void> {
+  await runInsert(db, 'evaluations', ENTRY_COLUMNS, {
+    app_seq: entry.appSeq,
+    id: entry.id,
+    created: entry.created,
+    verdict: entry.verdict,
+    doc: entry.doc,
+  })
+  for (const policyId of entry.policyIds) await runStatement(db, policyRow(db, policyId, entry.id))
+}
+
+/** Which version of a policy is current: its row's sequence and its revision. */
+export interface PolicyVersion {
+  seq: number
+  id: string
+  revision: number
+}
+
+/**
+ * What an evaluation reads of the store: the application's row sequence (what its log entry is
+ * filed under) and which revision of each of its policies is current, in creation order, in one
+ * query; undefined when the workspace has no such application.
+ */
+export async function findEvaluatedApplication(
+  db: Db,
+  workspaceId: string,
+  applicationId: string,
+): Promise<{ appSeq: number; versions: PolicyVersion[] } | undefined> {
+  const build = () =>
+    db
+      .selectFrom('applications as a')
+      .leftJoin('policies as p', (join) =>
+        join.onRef('p.workspace_id', '=', 'a.workspace_id').onRef('p.application_id', '=', 'a.id'),
+      )
+      .select(['a.seq as app_seq', 'p.seq', 'p.id', 'p.revision'])
+      .where('a.workspace_id', '=', '')
+      .where('a.id', '=', '')
+      .orderBy('p.seq')
+  const rows = await allPrepared(db, 'findEvaluatedApplication', build, [workspaceId, applicationId])
+  const first = rows[0]
+  if (!first) return undefined
+  const versions: PolicyVersion[] = []
+  for (const row of rows)
+    if (row.seq !== null && row.id !== null && row.revision !== null)
+      versions.push({ seq: row.seq, id: row.id, revision: row.revision })
+  return { appSeq: first.app_seq, versions }
+}
+
+/** The sequence of an application's row: what its log entries are filed under. */
+export async function findApplicationSeq(
+  db: Db,
+  workspaceId: string,
+  applicationId: string,
+): Promise<number | undefined> {
+  const build = () =>
+    db.selectFrom('applications').select('seq').where('workspace_id', '=', '').where('id', '=', '')
+  return (await findPrepared(db, 'findApplicationSeq', build, [workspaceId, applicationId]))?.seq
+}
+
+/** One entry's stored text, if it belongs to the application. */
+export async function findEvaluationDocument(
+  db: Db,
+  appSeq: number,
+  id: string,
+): Promise<string | undefined> {
+  const build = () => db.selectFrom('evaluations').select('doc').where('id', '=', '').where('app_seq', '=', 0)
+  return (await findPrepared(db, 'findEvaluationDocument', build, [id, appSeq]))?.doc
+}
+
+/** A place in the log's order: newest first by `created`, then by `seq`. */
+export interface LogPosition {
+  created: number
+  seq: number
+}
+
+export interface EvaluationFilters {
+  verdict?: string | undefined
+  policyId?: string | undefined
+  /** Unix seconds, inclusive. */
+  since?: number | undefined
+  /** Unix seconds, inclusive. */
+  until?: number | undefined
+}
+
+/** Up to `limit` stored texts and, when more follow, the position of the last one. */
+export interface LogPage {
+  docs: string[]
+  last: LogPosition | null
+}
+
+/**
+ * One page of an application's log, newest first, after `after`. Each filter combination is a
+ * keyset scan of one index, read from its newest end: with a policy, the rows of
+ * `evaluation_policies` for it (and each its entry); else with a verdict, that index; else the
+ * application's. The cursor condition bounds `created` by itself first, so that it is a range of
+ * the index on both stores, and excludes the rows at the same second it has already passed.
+ */
+export async function listEvaluationDocuments(
+  db: Db,
+  appSeq: number,
+  filters: EvaluationFilters,
+  after: LogPosition | null,
+  limit: number,
+): Promise<LogPage> {
+  const { verdict, policyId, since, until } = filters
+  // The table whose index orders the page: the policies' when filtering by policy.
+  const k = policyId === undefined ? 'e' : 'p'
+  const created = sql.ref<number>(`${k}.created`)
+  const seq = sql.ref<number>(`${k}.seq`)
+  let query = (
+    policyId === undefined
+      ? db.selectFrom('evaluations as e').where('e.app_seq', '=', appSeq)
+      : db
+          .selectFrom('evaluation_policies as p')
+          .innerJoin('evaluations as e', 'e.seq', 'p.seq')
+          .where('p.app_seq', '=', appSeq)
+          .where('p.policy_id', '=', policyId)
+  ) as SelectQueryBuilder<Database & { e: EvaluationsTable }, 'e', object>
+  if (verdict !== undefined) query = query.where('e.verdict', '=', verdict)
+  if (since !== undefined) query = query.where(created, '>=', since)
+  if (until !== undefined) query = query.where(created, '<=', until)
+  if (after) {
+    query = query
+      .where(created, '<=', after.created)
+      .where((eb) => eb.or([eb(created, '<', after.created), eb(seq, '<', after.seq)]))
+  }
+  const rows = await query
+    .select(['e.seq', 'e.created', 'e.doc'])
+    .orderBy(created, 'desc')
+    .orderBy(seq, 'desc')
+    .limit(limit + 1)
+    .execute()
+  const more = rows.length > limit
+  const page = more ? rows.slice(0, limit) : rows
+  const last = page[page.length - 1]
+  return {
+    docs: page.map((row) => row.doc),
+    last: more && last ? { created: last.created, seq: last.seq } : null,
+  }
+}
+
+/** The log's oldest entries by sequence, after `afterSeq`: where retention looks. */
+export async function oldestEvaluations(db: Db, afterSeq: number, limit: number): Promise<LogPosition[]> {
+  return db
+    .selectFrom('evaluations')
+    .select(['seq', 'created'])
+    .where('seq', '>', afterSeq)
+    .orderBy('seq')
+    .limit(limit)
+    .execute()
+}
+
+/**
+ * Deletes the entries with a sequence in `from..to` created before `cutoff`, and their policy
+ * rows: two range deletes over primary keys. Run it inside a write.
+ */
+export async function deleteEvaluations(db: Db, from: number, to: number, cutoff: number): Promise<number> {
+  await db
+    .deleteFrom('evaluation_policies')
+    .where('seq', '>=', from)
+    .where('seq', '<=', to)
+    .where('created', '<', cutoff)
+    .execute()
+  const result = await db
+    .deleteFrom('evaluations')
+    .where('seq', '>=', from)
+    .where('seq', '<=', to)
+    .where('created', '<', cutoff)
+    .executeTakeFirst()
+  return Number(result.numDeletedRows)
+}
+
+/**
+ * A page of the whole log in sequence order, with the workspace and application of each entry:
+ * null for an entry whose application was deleted (it waits for retention).
+ */
+export async function evaluationsForExport(
+  db: Db,
+  afterSeq: number,
+  limit: number,
+): Promise<{ seq: number; workspace_id: string | null; application_id: string | null; doc: string }[]> {
+  return db
+    .selectFrom('evaluations as e')
+    .leftJoin('applications as a', 'a.seq', 'e.app_seq')
+    .select(['e.seq', 'a.workspace_id', 'a.id as application_id', 'e.doc'])
+    .where('e.seq', '>', afterSeq)
+    .orderBy('e.seq')
+    .limit(limit)
+    .execute()
+}
+
+/** An entry as an import brings it: its application already resolved to its row. */
+export interface ImportedEvaluationEntry {
+  appSeq: number
+  id: string
+  created: number
+  verdict: string
+  policyIds: readonly string[]
+  doc: string
+}
+
+/** Inserts many entries, in their order, with two multi-row statements. Run it inside a write. */
+export async function insertEvaluationBatch(
+  db: Db,
+  entries: readonly ImportedEvaluationEntry[],
+): Promise<void> {
+  if (entries.length === 0) return
+  const inserted = await db
+    .insertInto('evaluations')
+    .values(
+      entries.map((e) => ({
+        app_seq: e.appSeq,
+        id: e.id,
+        created: e.created,
+        verdict: e.verdict,
+        doc: e.doc,
+      })),
+    )
+    .returning(['seq', 'id'])
+    .execute()
+  const seqOf = new Map(inserted.map((row) => [row.id, row.seq]))
+  const policies = entries.flatMap((e) =>
+    e.policyIds.map((policyId) => ({
+      seq: seqOf.get(e.id) as number,
+      policy_id: policyId,
+      app_seq: e.appSeq,
+      created: e.created,
+    })),
+  )
+  // Four values a row: well under SQLite's limit of 32,766 bound values a statement.
+  for (let i = 0; i < policies.length; i += 5000)
+    await db
+      .insertInto('evaluation_policies')
+      .values(policies.slice(i, i + 5000))
+      .execute()
+}

@@ -1,0 +1,650 @@
+import type { AddressInfo } from 'node:net'
+import OpenAI from 'openai'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { createTestApp, type TestApp } from '../helpers/app.js'
+import { STORE_KINDS } from '../helpers/stores.js'
+import { chunksOf, completion, startUpstreamDouble, type UpstreamDouble } from '../helpers/upstream-double.js'
+
+/**
+ * Guarded chat completions (CONTRACT section 11), with the official OpenAI SDK as the client and a
+ * scripted OpenAI-compatible upstream on 127.0.0.1, through Warden listening on a real port.
+ */
+
+const UPSTREAM_KEY = 'sk-upstream-secret-0123456789abcdefghij'
+const CARD = '4111 1111 1111 1111'
+const LEAKED = 'sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdEFGH'
+const OVERRIDE = 'Sorry, I cannot share that.'
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+
+describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completions (%s)', (kind) => {
+  let t: TestApp
+  let double: UpstreamDouble
+  let base: string
+  let client: OpenAI
+
+  const sdk = (application: string, key = t.adminKey) =>
+    new OpenAI({ apiKey: key, baseURL: `${base}/v1/applications/${application}`, maxRetries: 0 })
+  /** A raw HTTP call, for what the SDK hides (status, headers, the exact bytes). */
+  const post = (application: string, body: unknown, key: string | null = t.adminKey) =>
+    fetch(`${base}/v1/applications/${application}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+      body: JSON.stringify(body),
+    })
+  const user = (content: string) => [{ role: 'user' as const, content }]
+  const expectProblem = async (res: Response, status: number, code: string) => {
+    expect(res.status).toBe(status)
+    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/)
+    const body = (await res.json()) as Record<string, unknown>
+    expect(body).toMatchObject({ status, code })
+    expect(body.request_id).toBe(res.headers.get('x-request-id'))
+    return body as { detail: string; errors?: { pointer: string; detail: string }[] }
+  }
+  const create = async (url: string, payload: object) => {
+    const res = await t.request({ method: 'POST', url, payload })
+    expect(res.statusCode, res.body).toBe(201)
+  }
+
+  beforeAll(async () => {
+    double = await startUpstreamDouble()
+    t = await createTestApp(kind, {
+      PROVIDER_DOUBLE_BASE_URL: double.baseUrl,
+      PROVIDER_DOUBLE_API_KEY: UPSTREAM_KEY,
+      PROVIDER_UNREACHABLE_BASE_URL: 'http://127.0.0.1:9/v1',
+      PROVIDER_TIMEOUT_MS: '400',
+    })
+    await t.app.listen({ port: 0, host: '127.0.0.1' })
+    base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`
+    await create('/v1/applications', {
+      id: 'support-bot',
+      name: 'Support bot',
+      description: '',
+      provider: 'double',
+      model: 'double-model',
+      parameters: { system_prompt: 'You are a support agent.', temperature: 0.3, max_tokens: 256, top_k: 40 },
+    })
+    await create('/v1/applications/support-bot/policies', {
+      id: 'no-pii',
+      rules: [{ type: 'pii', flagged: ['credit_card', 'api_key'] }],
+      target: ['input', 'output'],
+      override_response: OVERRIDE,
+    })
+    await create('/v1/applications/support-bot/policies', {
+      id: 'no-forbidden-topic',
+      rules: [{ type: 'keywords', flagged: ['forbidden topic'] }],
+      target: ['input'],
+    })
+    await create('/v1/applications/support-bot/policies', {
+      id: 'watch',
+      rules: [{ type: 'keywords', flagged: ['hello'] }],
+      target: ['input', 'output'],
+      mode: 'monitor',
+    })
+    await create('/v1/applications', { id: 'plain', name: 'Plain', description: '', provider: 'Double' })
+    await create('/v1/applications', { id: 'no-provider', name: 'x', description: '', model: 'm' })
+    await create('/v1/applications', {
+      id: 'elsewhere',
+      name: 'x',
+      description: '',
+      provider: 'azure-eu',
+      model: 'm',
+    })
+    await create('/v1/applications', {
+      id: 'unreachable',
+      name: 'x',
+      description: '',
+      provider: 'unreachable',
+      model: 'm',
+    })
+    client = sdk('support-bot')
+  })
+  afterAll(async () => {
+    await t?.close()
+    await double?.close()
+  })
+  beforeEach(() => {
+    double.received.length = 0
+  })
+
+  describe('pass-through', () => {
+    it('applies the application’s model, parameters and system prompt, and sends the provider’s key upstream only', async () => {
+      const { data, response } = await client.chat.completions
+        .create({ model: '', messages: user('hello there') })
+        .withResponse()
+      expect(response.status).toBe(200)
+      expect(response.headers.get('x-warden-action')).toBe('allow')
+      expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8')
+      expect(data.choices[0]?.message.content).toBe('echo: hello there')
+      expect(data.choices[0]?.finish_reason).toBe('stop')
+      expect(data).toMatchObject({
+        id: 'chatcmpl-upstream',
+        model: 'upstream-model',
+        system_fingerprint: 'fp_double',
+      })
+      expect(data.usage).toEqual({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 })
+      const warden = (data as unknown as { warden: Record<string, unknown> }).warden
+      expect(warden.action).toBe('allow')
+      expect(warden.input_evaluation_id).toMatch(UUID)
+      expect(warden.output_evaluation_id).toMatch(UUID)
+      expect(warden.output_evaluation_ids).toEqual([warden.output_evaluation_id])
+
+      expect(double.received).toHaveLength(1)
+      const [sent] = double.received
+      expect(sent?.headers.authorization).toBe(`Bearer ${UPSTREAM_KEY}`)
+      expect(JSON.stringify(sent?.headers)).not.toContain(t.adminKey)
+      expect(sent?.body).toEqual({
+        model: 'double-model',
+        messages: [
+          { role: 'system', content: 'You are a support agent.' },
+          { role: 'user', content: 'hello there' },
+        ],
+        temperature: 0.3,
+        max_tokens: 256,
+        top_k: 40,
+      })
+      expect(JSON.stringify(data)).not.toContain(UPSTREAM_KEY)
+    })
+
+    it('records both evaluations in the evaluation log under the request’s id, never the provider’s key', async () => {
+      const res = await post('support-bot', { model: 'm', messages: user('hello log') })
+      const requestId = res.headers.get('x-request-id')
+      const { warden } = (await res.json()) as { warden: Record<string, string> }
+      const logged = []
+      for (const id of [warden.input_evaluation_id, warden.output_evaluation_id]) {
+        const entry = await t.request({
+          method: 'GET',
+          url: `/v1/applications/support-bot/evaluations/${id}`,
+        })
+        expect(entry.statusCode, entry.body).toBe(200)
+        expect(entry.body).not.toContain(UPSTREAM_KEY)
+        logged.push(entry.json())
+      }
+      expect(logged.map((e) => [e.id, e.request_id, e.source])).toEqual([
+        [warden.input_evaluation_id, requestId, 'chat_input'],
+        [warden.output_evaluation_id, requestId, 'chat_output'],
+      ])
+    })
+
+    it('passes every field of the request as sent, the request’s values over the defaults', async () => {
+      const request = {
+        model: 'gpt-4o-mini',
+        messages: [
+          { role: 'developer' as const, content: 'Answer briefly.' },
+          { role: 'user' as const, content: [{ type: 'text' as const, text: 'hi' }] },
+        ],
+        temperature: 1.1,
+        top_p: 0.9,
+        max_completion_tokens: 50,
+        n: 1,
+        seed: 7,
+        user: 'end-user-1',
+        presence_penalty: 0.5,
+        frequency_penalty: 0.1,
+        logit_bias: { '50256': -100 },
+        logprobs: true,
+        top_logprobs: 2,
+        stop: ['\n\n'],
+        tools: [
+          { type: 'function' as const, function: { name: 'find_order', parameters: { type: 'object' } } },
+        ],
+        tool_choice: 'auto' as const,
+        parallel_tool_calls: false,
+        response_format: { type: 'json_object' as const },
+        metadata: { ticket: 'T-1' },
+        store: false,
+        reasoning_effort: 'low' as const,
+        service_tier: 'auto' as const,
+        modalities: ['text' as const],
+        prediction: { type: 'content' as const, content: 'x' },
+        safety_identifier: 'hash-1',
+        prompt_cache_key: 'bot',
+        verbosity: 'low' as const,
+      }
+      const data = await client.chat.completions.create(request)
+      expect(data.choices[0]?.message.content).toBe('echo: [object Object]')
+      // No system prompt (a developer message is there), no max_tokens (max_completion_tokens is): the application's top_k.
+      expect(double.received[0]?.body).toEqual({ ...request, top_k: 40 })
+    })
+
+    it('sends the system prompt only when the request has no system message of its own', async () => {
+      const own = [
+        { role: 'user' as const, content: 'first' },
+        { role: 'system' as const, content: 'Be terse.' },
+        { role: 'user' as const, content: 'second' },
+      ]
+      await client.chat.completions.create({ model: 'm', messages: own })
+      expect(double.received[0]?.body.messages).toEqual(own)
+      await client.chat.completions.create({ model: 'm', messages: user('no system here') })
+      expect(double.received[1]?.body.messages).toEqual([
+        { role: 'system', content: 'You are a support agent.' },
+        ...user('no system here'),
+      ])
+    })
+
+    it('sends no top_k and no defaults for an application without parameters; the provider name is matched case-blind', async () => {
+      await sdk('plain').chat.completions.create({ model: 'm1', messages: user('x'), top_p: null })
+      expect(double.received[0]?.body).toEqual({ model: 'm1', messages: user('x'), top_p: null })
+      await sdk('plain').chat.completions.create({ model: 'm1', messages: user('x'), top_k: 5 } as never)
+      expect(double.received[1]?.body).toEqual({ model: 'm1', messages: user('x'), top_k: 5 })
+    })
+
+    it('passes a tool call through and evaluates no text for it', async () => {
+      const toolCall = {
+        id: 'call_1',
+        type: 'function',
+        function: { name: 'find_order', arguments: `{"card":"${CARD}"}` },
+      }
+      double.script({
+        json: completion('', {
+          choices: [
+            {
+              index: 0,
+              message: { role: 'assistant', content: null, tool_calls: [toolCall] },
+              finish_reason: 'tool_calls',
+            },
+          ],
+        }),
+      })
+      const data = await client.chat.completions.create({ model: 'm', messages: user('where is my order?') })
+      expect(data.choices[0]?.message.tool_calls).toEqual([toolCall])
+      expect((data as any).warden).toMatchObject({
+        action: 'allow',
+        output_evaluation_id: null,
+        output_evaluation_ids: [null],
+      })
+    })
+  })
+
+  describe('input evaluated first', () => {
+    it('never calls the upstream for a prompt with a card number, and answers the override', async () => {
+      const { data, response } = await client.chat.completions
+        .create({ model: 'm', n: 2, messages: user(`My card is ${CARD}, refund me`) })
+        .withResponse()
+      expect(double.received).toHaveLength(0)
+      expect(response.status).toBe(200)
+      expect(response.headers.get('x-warden-action')).toBe('override')
+      expect(data.object).toBe('chat.completion')
+      expect(data.model).toBe('m')
+      expect(data.id).toMatch(/^chatcmpl-/)
+      expect(data.choices).toEqual(
+        [0, 1].map((index) => ({
+          index,
+          message: { role: 'assistant', content: OVERRIDE, refusal: null },
+          logprobs: null,
+          finish_reason: 'content_filter',
+        })),
+      )
+      expect(data.usage).toEqual({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 })
+      const warden = (data as any).warden
+      expect(warden).toMatchObject({
+        action: 'override',
+        output_evaluation_id: null,
+        output_evaluation_ids: [],
+      })
+      expect(warden.input_evaluation_id).toMatch(UUID)
+    })
+
+    it('blocks with an empty reply when the failing policy has no override', async () => {
+      const { data, response } = await client.chat.completions
+        .create({ model: 'm', messages: user('tell me about the forbidden topic') })
+        .withResponse()
+      expect(double.received).toHaveLength(0)
+      expect(response.headers.get('x-warden-action')).toBe('block')
+      expect(data.choices[0]?.message.content).toBe('')
+      expect(data.choices[0]?.finish_reason).toBe('content_filter')
+    })
+
+    it('lets a monitoring policy watch without deciding', async () => {
+      const data = await client.chat.completions.create({ model: 'm', messages: user('hello') })
+      expect((data as any).warden.action).toBe('allow')
+      expect(double.received).toHaveLength(1)
+    })
+  })
+
+  describe('output evaluated before the client sees it', () => {
+    it('replaces a reply that leaks a key, and keeps the upstream’s usage', async () => {
+      double.script({ json: completion(`Here is the key: ${LEAKED}`) })
+      const { data, response } = await client.chat.completions
+        .create({ model: 'm', messages: user('what is the admin key?') })
+        .withResponse()
+      expect(double.received).toHaveLength(1)
+      expect(response.headers.get('x-warden-action')).toBe('override')
+      expect(data.choices).toEqual([
+        {
+          index: 0,
+          message: { role: 'assistant', content: OVERRIDE, refusal: null },
+          logprobs: null,
+          finish_reason: 'content_filter',
+        },
+      ])
+      expect(data.usage?.total_tokens).toBe(15)
+      expect(JSON.stringify(data)).not.toContain(LEAKED)
+      const warden = (data as any).warden
+      expect(warden.output_evaluation_id).toMatch(UUID)
+      expect(warden.output_evaluation_id).not.toBe(warden.input_evaluation_id)
+    })
+
+    it('evaluates every choice on its own when n > 1', async () => {
+      double.script({ json: completion(['All good.', `Card ${CARD}`, 'Fine too.']) })
+      const { data, response } = await client.chat.completions
+        .create({ model: 'm', n: 3, messages: user('three answers please') })
+        .withResponse()
+      expect(response.headers.get('x-warden-action')).toBe('override')
+      expect(data.choices.map((c) => [c.message.content, c.finish_reason])).toEqual([
+        ['All good.', 'stop'],
+        [OVERRIDE, 'content_filter'],
+        ['Fine too.', 'stop'],
+      ])
+      const ids = (data as any).warden.output_evaluation_ids
+      expect(ids).toHaveLength(3)
+      expect(new Set(ids).size).toBe(3)
+    })
+  })
+
+  describe('streaming', () => {
+    it('replays the upstream’s stream once evaluated, with usage when asked', async () => {
+      const text = 'Your order ships on Monday.'
+      double.script({ chunks: chunksOf(text, { usage: true }) })
+      const stream = await client.chat.completions.create({
+        model: 'm',
+        stream: true,
+        stream_options: { include_usage: true },
+        messages: user('when does it ship?'),
+      })
+      let received = ''
+      const chunks: any[] = []
+      for await (const chunk of stream) {
+        chunks.push(chunk)
+        received += chunk.choices[0]?.delta.content ?? ''
+      }
+      expect(received).toBe(text)
+      expect(chunks[0].warden).toMatchObject({ action: 'allow' })
+      expect(chunks.at(-1).usage).toEqual({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 })
+      expect(chunks.at(-2).choices[0].finish_reason).toBe('stop')
+      expect(double.received[0]?.body.stream).toBe(true)
+      expect(double.received[0]?.body.stream_options).toEqual({ include_usage: true })
+    })
+
+    it('sends OpenAI’s event format with X-Warden-Action', async () => {
+      double.script({ chunks: chunksOf('ok') })
+      const res = await post('support-bot', { model: 'm', stream: true, messages: user('hi') })
+      expect(res.status).toBe(200)
+      expect(res.headers.get('content-type')).toBe('text/event-stream; charset=utf-8')
+      expect(res.headers.get('x-warden-action')).toBe('allow')
+      const body = await res.text()
+      const events = body.split('\n\n')
+      expect(events.at(-1)).toBe('')
+      expect(events.at(-2)).toBe('data: [DONE]')
+      for (const e of events.slice(0, -2)) expect(e).toMatch(/^data: \{/)
+    })
+
+    it('replaces a streamed reply that leaks a key before any of it is sent', async () => {
+      const text = `Sure! The key is ${LEAKED}, keep it safe.`
+      double.script({ chunks: chunksOf(text, { size: 3, usage: true }) })
+      const res = await post('support-bot', {
+        model: 'm',
+        stream: true,
+        stream_options: { include_usage: true },
+        messages: user('what is the key?'),
+      })
+      expect(res.headers.get('x-warden-action')).toBe('override')
+      const body = await res.text()
+      expect(body).not.toContain(LEAKED.slice(0, 3))
+      for (let i = 0; i < text.length; i += 3)
+        expect(body).not.toContain(`"content":"${text.slice(i, i + 3)}"`)
+      const chunks = body
+        .split('\n\n')
+        .filter((e) => e.startsWith('data: {'))
+        .map((e) => JSON.parse(e.slice(6)))
+      expect(chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('')).toBe(OVERRIDE)
+      expect(chunks.at(-2).choices[0].finish_reason).toBe('content_filter')
+      expect(chunks.at(-1).usage.total_tokens).toBe(15)
+      expect(chunks[0].warden.action).toBe('override')
+
+      // And through the SDK.
+      double.script({ chunks: chunksOf(text) })
+      let received = ''
+      let finish: string | null = null
+      for await (const chunk of await client.chat.completions.create({
+        model: 'm',
+        stream: true,
+        messages: user('key?'),
+      })) {
+        received += chunk.choices[0]?.delta.content ?? ''
+        finish = chunk.choices[0]?.finish_reason ?? finish
+      }
+      expect(received).toBe(OVERRIDE)
+      expect(finish).toBe('content_filter')
+    })
+
+    it('replaces only the failing choice of a streamed n > 1 reply', async () => {
+      double.script({ chunks: chunksOf(['Fine.', `Card ${CARD}`]) })
+      const texts = ['', '']
+      const finishes: (string | null)[] = [null, null]
+      for await (const chunk of await client.chat.completions.create({
+        model: 'm',
+        n: 2,
+        stream: true,
+        messages: user('two'),
+      })) {
+        for (const c of chunk.choices) {
+          texts[c.index] += c.delta.content ?? ''
+          finishes[c.index] = c.finish_reason ?? finishes[c.index] ?? null
+        }
+      }
+      expect(texts).toEqual(['Fine.', OVERRIDE])
+      expect(finishes).toEqual(['stop', 'content_filter'])
+    })
+
+    it('streams the override when the input fails, without calling the upstream', async () => {
+      const res = await post('support-bot', {
+        model: 'm',
+        stream: true,
+        stream_options: { include_usage: true },
+        messages: user(`card ${CARD}`),
+      })
+      expect(double.received).toHaveLength(0)
+      expect(res.headers.get('x-warden-action')).toBe('override')
+      const body = await res.text()
+      const chunks = body
+        .split('\n\n')
+        .filter((e) => e.startsWith('data: {'))
+        .map((e) => JSON.parse(e.slice(6)))
+      expect(chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('')).toBe(OVERRIDE)
+      expect(chunks[1].choices[0].finish_reason).toBe('content_filter')
+      expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { total_tokens: 0 } })
+      expect(body.endsWith('data: [DONE]\n\n')).toBe(true)
+
+      // Without stream_options.include_usage: no usage chunk, and no usage field on any chunk.
+      const plain = await post('support-bot', { model: 'm', stream: true, messages: user(`card ${CARD}`) })
+      const plainChunks = (await plain.text())
+        .split('\n\n')
+        .filter((e) => e.startsWith('data: {'))
+        .map((e) => JSON.parse(e.slice(6)))
+      expect(plainChunks.map((c) => c.choices[0]?.delta?.content ?? '').join('')).toBe(OVERRIDE)
+      for (const chunk of plainChunks) {
+        expect(chunk).not.toHaveProperty('usage')
+        expect(chunk.choices).toHaveLength(1)
+      }
+    })
+
+    it('aborts the upstream call when the client disconnects mid-stream', async () => {
+      double.script({ chunks: chunksOf('a long answer that never ends'), hang: true })
+      const hungUp = double.nextHangUp()
+      const controller = new AbortController()
+      const pending = client.chat.completions.create(
+        { model: 'm', stream: true, messages: user('go on') },
+        { signal: controller.signal },
+      )
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      expect(double.received).toHaveLength(1)
+      controller.abort()
+      await expect(pending).rejects.toThrow()
+      await hungUp
+      expect(double.hangUps).toBeGreaterThan(0)
+    })
+  })
+
+  describe('upstream failures', () => {
+    it('answers 502 upstream_error when the upstream answers 500', async () => {
+      const failing = { json: { error: { message: 'The server had an error' } }, status: 500 }
+      double.script(failing, failing)
+      const failed = await post('support-bot', { model: 'm', messages: user('x') })
+      const requestId = failed.headers.get('x-request-id')
+      const body = await expectProblem(failed, 502, 'upstream_error')
+      expect(body.detail).toBe('The model provider answered HTTP 500: The server had an error')
+      // The input was evaluated before the upstream failed: its entry is in the log all the same.
+      const log = await t.request({ method: 'GET', url: '/v1/applications/support-bot/evaluations?limit=5' })
+      const inputEntry = log.json().data.find((e: { request_id: string }) => e.request_id === requestId)
+      expect(inputEntry).toMatchObject({ source: 'chat_input', request_id: requestId })
+      await expect(client.chat.completions.create({ model: 'm', messages: user('x') })).rejects.toMatchObject(
+        {
+          status: 502,
+        },
+      )
+    })
+
+    it('never shows the provider’s key, even when the provider echoes it', async () => {
+      double.script({
+        json: { error: { message: `Incorrect API key provided: ${UPSTREAM_KEY}` } },
+        status: 401,
+      })
+      const res = await post('support-bot', { model: 'm', messages: user('x') })
+      const text = await res.clone().text()
+      await expectProblem(res, 502, 'upstream_error')
+      expect(text).not.toContain(UPSTREAM_KEY)
+      expect(text).toContain('HTTP 401: Incorrect API key provided: [REDACTED]')
+      // Nor the log: the input's entry of that request is there, without it.
+      const requestId = res.headers.get('x-request-id')
+      const log = await t.request({ method: 'GET', url: '/v1/applications/support-bot/evaluations?limit=5' })
+      expect(log.body).not.toContain(UPSTREAM_KEY)
+      expect(log.json().data.map((e: { request_id: string }) => e.request_id)).toContain(requestId)
+    })
+
+    it('answers 502 for an answer that is not a completion, and for an error mid-stream', async () => {
+      double.script(
+        { raw: 'hello', contentType: 'text/plain' },
+        { json: { choices: 'nope' } },
+        { chunks: [chunksOf('partial')[0], { error: { message: 'overloaded' } }] },
+        { chunks: chunksOf('cut short').slice(0, 2), done: false },
+      )
+      const ask = (stream: boolean) => post('support-bot', { model: 'm', stream, messages: user('x') })
+      expect((await expectProblem(await ask(false), 502, 'upstream_error')).detail).toMatch(/not JSON/)
+      expect((await expectProblem(await ask(false), 502, 'upstream_error')).detail).toMatch(
+        /not a chat completion/,
+      )
+      expect((await expectProblem(await ask(true), 502, 'upstream_error')).detail).toMatch(
+        /mid-stream: overloaded/,
+      )
+      expect((await expectProblem(await ask(true), 502, 'upstream_error')).detail).toMatch(
+        /before the reply was complete/,
+      )
+    })
+
+    it('answers 502 when the upstream cannot be reached', async () => {
+      const body = await expectProblem(
+        await post('unreachable', { messages: user('x') }),
+        502,
+        'upstream_error',
+      )
+      expect(body.detail).toMatch(/^Could not reach the model provider \(/)
+    })
+
+    it('answers 504 upstream_timeout when the upstream is silent, streamed or not', async () => {
+      double.script({ hang: true }, { chunks: chunksOf('half of it'), hang: true })
+      const started = Date.now()
+      const plain = await expectProblem(
+        await post('support-bot', { model: 'm', messages: user('x') }),
+        504,
+        'upstream_timeout',
+      )
+      expect(plain.detail).toBe('The model provider did not answer within 400 ms')
+      expect(Date.now() - started).toBeLessThan(5000)
+      const streamed = await post('support-bot', { model: 'm', stream: true, messages: user('x') })
+      const text = await streamed.clone().text()
+      await expectProblem(streamed, 504, 'upstream_timeout')
+      expect(text).not.toContain('half')
+    })
+  })
+
+  describe('configuration and validation', () => {
+    it('answers 422 naming a provider without a configured upstream', async () => {
+      const body = await expectProblem(
+        await post('elsewhere', { messages: user('x') }),
+        422,
+        'validation_error',
+      )
+      expect(body.detail).toBe('Provider "azure-eu" has no configured upstream')
+      expect(body.errors).toEqual([
+        {
+          pointer: '#/path/application_id',
+          detail:
+            'provider "azure-eu" of application "elsewhere" has no configured upstream: set PROVIDER_AZURE_EU_BASE_URL (and PROVIDER_AZURE_EU_API_KEY)',
+        },
+      ])
+    })
+
+    it('answers 422 for an application without a provider, and for a missing model', async () => {
+      const none = await expectProblem(
+        await post('no-provider', { messages: user('x') }),
+        422,
+        'validation_error',
+      )
+      expect(none.errors?.[0]?.pointer).toBe('#/path/application_id')
+      expect(none.errors?.[0]?.detail).toMatch(/has no provider/)
+      const noModel = await expectProblem(
+        await post('plain', { messages: user('x') }),
+        422,
+        'validation_error',
+      )
+      expect(noModel.errors).toEqual([
+        { pointer: '/model', detail: 'is required: application "plain" has no model to default to' },
+      ])
+      expect(double.received).toHaveLength(0)
+    })
+
+    it('rejects fields outside OpenAI’s API, at the top and in a message, and bad types', async () => {
+      const top = await expectProblem(
+        await post('support-bot', { messages: user('x'), treshold: 1 }),
+        422,
+        'validation_error',
+      )
+      expect(top.errors).toEqual([{ pointer: '/treshold', detail: 'is not a known field' }])
+      const inner = await expectProblem(
+        await post('support-bot', { messages: [{ role: 'user', contnet: 'x' }] }),
+        422,
+        'validation_error',
+      )
+      expect(inner.errors?.map((e) => e.pointer)).toContain('/messages/0/contnet')
+      const types = await expectProblem(
+        await post('support-bot', { messages: [{ role: 'robot', content: 'x' }], n: 0, stream: 'yes' }),
+        422,
+        'validation_error',
+      )
+      expect(types.errors?.map((e) => e.pointer).sort()).toEqual(['/messages/0/role', '/n', '/stream'])
+      await expectProblem(await post('support-bot', { messages: [] }), 422, 'validation_error')
+      expect(double.received).toHaveLength(0)
+    })
+  })
+
+  describe('auth and workspaces', () => {
+    it('needs evaluations:write', async () => {
+      await expectProblem(await post('support-bot', { messages: user('x') }, null), 401, 'unauthenticated')
+      const reader = await t.key(['evaluations:read', 'applications:write', 'policies:write'])
+      await expectProblem(await post('support-bot', { messages: user('x') }, reader), 403, 'forbidden')
+      const writer = await t.key(['evaluations:write'])
+      const data = await sdk('support-bot', writer).chat.completions.create({
+        model: 'm',
+        messages: user('x'),
+      })
+      expect(data.choices[0]?.message.content).toBe('echo: x')
+    })
+
+    it('answers 404 to another workspace, and never calls its upstream', async () => {
+      const intruder = await t.key(['admin'], { workspace: 'intruder' })
+      await expectProblem(await post('support-bot', { messages: user('x') }, intruder), 404, 'not_found')
+      await expectProblem(await post('missing', { messages: user('x') }), 404, 'not_found')
+      expect(double.received).toHaveLength(0)
+    })
+  })
+})

@@ -1,0 +1,182 @@
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+
+/**
+ * A small OpenAI-compatible upstream for tests, on 127.0.0.1: it answers
+ * `POST /v1/chat/completions` with what the test scripted (replies, streams, errors, silence),
+ * records every request it received, and notices a caller that hangs up mid-answer.
+ */
+
+export interface ReceivedRequest {
+  method: string
+  url: string
+  headers: IncomingHttpHeaders
+  body: Record<string, any>
+}
+
+export type Script =
+  /** A JSON answer (default status 200). */
+  | { json: unknown; status?: number }
+  /** Any body with any status and content type. */
+  | { raw: string; status?: number; contentType?: string }
+  /** Server-sent events, one `data:` per chunk, then `data: [DONE]` unless `done: false`; `hang` keeps the stream open after them. */
+  | { chunks: unknown[]; done?: boolean; hang?: boolean; gapMs?: number }
+  /** Never answers. */
+  | { hang: true }
+
+export interface UpstreamDouble {
+  /** The base URL to configure, ending in /v1. */
+  baseUrl: string
+  received: ReceivedRequest[]
+  /** Answers the next requests with these scripts, in order; after them, `fallback`. */
+  script(...scripts: (Script | ((request: ReceivedRequest) => Script))[]): void
+  fallback: (request: ReceivedRequest) => Script
+  /** Resolves when a caller hangs up before an answer is complete. */
+  nextHangUp(): Promise<void>
+  hangUps: number
+  close(): Promise<void>
+}
+
+/** A chat completion whose choices say these texts. */
+export function completion(texts: string | string[], extra: Record<string, unknown> = {}) {
+  const list = Array.isArray(texts) ? texts : [texts]
+  return {
+    id: 'chatcmpl-upstream',
+    object: 'chat.completion',
+    created: 1795316060,
+    model: 'upstream-model',
+    choices: list.map((content, index) => ({
+      index,
+      message: { role: 'assistant', content, refusal: null },
+      logprobs: null,
+      finish_reason: 'stop',
+    })),
+    usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+    system_fingerprint: 'fp_double',
+    ...extra,
+  }
+}
+
+/** The chunks of a streamed reply: each text split in pieces of `size` characters, per choice. */
+export function chunksOf(texts: string | string[], options: { size?: number; usage?: boolean } = {}) {
+  const list = Array.isArray(texts) ? texts : [texts]
+  const size = options.size ?? 4
+  const base = {
+    id: 'chatcmpl-upstream',
+    object: 'chat.completion.chunk',
+    created: 1795316060,
+    model: 'upstream-model',
+  }
+  const usage = options.usage ? { usage: null } : {}
+  const chunks: unknown[] = []
+  for (const [index, text] of list.entries()) {
+    chunks.push({
+      ...base,
+      choices: [{ index, delta: { role: 'assistant', content: '' }, finish_reason: null }],
+      ...usage,
+    })
+    for (let i = 0; i < text.length; i += size)
+      chunks.push({
+        ...base,
+        choices: [{ index, delta: { content: text.slice(i, i + size) }, finish_reason: null }],
+        ...usage,
+      })
+    chunks.push({ ...base, choices: [{ index, delta: {}, finish_reason: 'stop' }], ...usage })
+  }
+  if (options.usage)
+    chunks.push({
+      ...base,
+      choices: [],
+      usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+    })
+  return chunks
+}
+
+const lastUser = (body: Record<string, any>) =>
+  [...(body.messages ?? [])].reverse().find((m: { role: string }) => m.role === 'user')?.content ?? ''
+
+export async function startUpstreamDouble(): Promise<UpstreamDouble> {
+  const queue: (Script | ((request: ReceivedRequest) => Script))[] = []
+  const hangUpWaiters: (() => void)[] = []
+  const open = new Set<ServerResponse>()
+  const double: UpstreamDouble = {
+    baseUrl: '',
+    received: [],
+    script: (...scripts) => {
+      queue.push(...scripts)
+    },
+    fallback: (request) => ({ json: completion(`echo: ${lastUser(request.body)}`) }),
+    nextHangUp: () => new Promise((resolve) => hangUpWaiters.push(resolve)),
+    hangUps: 0,
+    close: async () => {
+      for (const res of open) res.destroy()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    },
+  }
+
+  const server = createServer((req, res) => {
+    let text = ''
+    req.setEncoding('utf8')
+    req.on('data', (part: string) => {
+      text += part
+    })
+    req.on('end', () => {
+      let body: Record<string, any> = {}
+      try {
+        body = JSON.parse(text)
+      } catch {}
+      const request: ReceivedRequest = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body,
+      }
+      double.received.push(request)
+      open.add(res)
+      res.on('close', () => {
+        open.delete(res)
+        if (!res.writableFinished) {
+          double.hangUps++
+          for (const resolve of hangUpWaiters.splice(0)) resolve()
+        }
+      })
+      if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
+        res
+          .writeHead(404, { 'content-type': 'application/json' })
+          .end('{"error":{"message":"no such route"}}')
+        return
+      }
+      const next = queue.shift() ?? double.fallback
+      void answer(res, typeof next === 'function' ? next(request) : next)
+    })
+  })
+
+  async function answer(res: ServerResponse, script: Script) {
+    if ('hang' in script && !('chunks' in script)) return
+    if ('json' in script) {
+      res
+        .writeHead(script.status ?? 200, { 'content-type': 'application/json' })
+        .end(JSON.stringify(script.json))
+      return
+    }
+    if ('raw' in script) {
+      res
+        .writeHead(script.status ?? 200, { 'content-type': script.contentType ?? 'text/plain' })
+        .end(script.raw)
+      return
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' })
+    for (const chunk of script.chunks) {
+      if (res.destroyed) return
+      res.write(`data: ${JSON.stringify(chunk)}\n\n`)
+      if (script.gapMs) await new Promise((resolve) => setTimeout(resolve, script.gapMs))
+    }
+    if (script.hang) return
+    if (script.done !== false) res.write('data: [DONE]\n\n')
+    res.end()
+  }
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  double.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`
+  return double
+}

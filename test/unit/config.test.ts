@@ -1,0 +1,161 @@
+import { describe, expect, it } from 'vitest'
+import { ConfigError, loadConfig } from '../../src/config.js'
+
+describe('loadConfig', () => {
+  it('has the documented defaults', () => {
+    const config = loadConfig({})
+    expect(config).toMatchObject({
+      port: 8080,
+      host: '127.0.0.1',
+      databaseUrl: 'sqlite:./data/warden.db',
+      store: { kind: 'sqlite', path: './data/warden.db' },
+      logLevel: 'info',
+      adminKey: null,
+      rateLimitPerMinute: 6000,
+      bodyLimit: 1_048_576,
+    })
+    expect(Object.isFrozen(config)).toBe(true)
+  })
+
+  it('reads every variable', () => {
+    const config = loadConfig({
+      PORT: '9000',
+      HOST: '0.0.0.0',
+      DATABASE_URL: 'postgres://u@db:5432/warden',
+      LOG_LEVEL: 'debug',
+      WARDEN_ADMIN_KEY: 'a-very-long-operator-secret-123',
+      RATE_LIMIT_PER_MINUTE: '0',
+      DATABASE_POOL_SIZE: '20',
+    })
+    expect(config).toMatchObject({
+      port: 9000,
+      host: '0.0.0.0',
+      store: { kind: 'postgres', url: 'postgres://u@db:5432/warden', poolSize: 20, statementTimeoutMs: 5000 },
+      logLevel: 'debug',
+      adminKey: 'a-very-long-operator-secret-123',
+      rateLimitPerMinute: 0,
+    })
+  })
+
+  it('accepts sqlite:///absolute paths', () => {
+    expect(loadConfig({ DATABASE_URL: 'sqlite:///var/lib/warden.db' }).store).toEqual({
+      kind: 'sqlite',
+      path: '/var/lib/warden.db',
+    })
+  })
+
+  it.each([
+    [{ PORT: 'eighty' }, 'PORT must be a whole number'],
+    [{ PORT: '70000' }, 'PORT must be between 0 and 65535'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL must start with sqlite: or postgres://'],
+    [{ DATABASE_URL: 'sqlite:' }, 'DATABASE_URL names no SQLite file'],
+    [{ WARDEN_ADMIN_KEY: 'short' }, 'WARDEN_ADMIN_KEY must be 24 to 256'],
+    [{ WARDEN_ADMIN_KEY: 'has a space in it and is long enough' }, 'WARDEN_ADMIN_KEY must be 24 to 256'],
+    [{ RATE_LIMIT_PER_MINUTE: '-1' }, 'RATE_LIMIT_PER_MINUTE must be a whole number'],
+  ])('rejects %j with one clear line', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError)
+    expect(() => loadConfig(env)).toThrow(message)
+  })
+
+  describe('the judge', () => {
+    it('is off without JUDGE_BASE_URL', () => {
+      expect(loadConfig({}).judge).toBeNull()
+    })
+
+    it('reads every JUDGE_ variable, with the documented defaults', () => {
+      expect(
+        loadConfig({ JUDGE_BASE_URL: 'http://127.0.0.1:11434/v1/', JUDGE_MODEL: 'llama3' }).judge,
+      ).toEqual({
+        baseUrl: 'http://127.0.0.1:11434/v1',
+        model: 'llama3',
+        apiKey: null,
+        timeoutMs: 10_000,
+        maxConcurrency: 16,
+      })
+      expect(
+        loadConfig({
+          JUDGE_BASE_URL: 'https://api.example.com/v1',
+          JUDGE_MODEL: 'gpt-4o-mini',
+          JUDGE_API_KEY: 'sk-test',
+          JUDGE_TIMEOUT_MS: '2500',
+          JUDGE_MAX_CONCURRENCY: '4',
+        }).judge,
+      ).toEqual({
+        baseUrl: 'https://api.example.com/v1',
+        model: 'gpt-4o-mini',
+        apiKey: 'sk-test',
+        timeoutMs: 2500,
+        maxConcurrency: 4,
+      })
+    })
+
+    it.each([
+      [{ JUDGE_BASE_URL: 'http://127.0.0.1:11434/v1' }, /JUDGE_MODEL is required/],
+      [{ JUDGE_BASE_URL: 'not a url', JUDGE_MODEL: 'm' }, /JUDGE_BASE_URL is not a valid URL/],
+      [{ JUDGE_BASE_URL: 'ftp://host/v1', JUDGE_MODEL: 'm' }, /http:\/\/ or https:\/\//],
+      [{ JUDGE_BASE_URL: 'http://u:p@host/v1', JUDGE_MODEL: 'm' }, /must not carry credentials/],
+      [{ JUDGE_BASE_URL: 'http://host/v1', JUDGE_MODEL: 'm', JUDGE_TIMEOUT_MS: '0' }, /JUDGE_TIMEOUT_MS/],
+      [
+        { JUDGE_BASE_URL: 'http://host/v1', JUDGE_MODEL: 'm', JUDGE_MAX_CONCURRENCY: 'x' },
+        /JUDGE_MAX_CONCURRENCY/,
+      ],
+    ])('refuses %j with one clear line', (env, message) => {
+      expect(() => loadConfig(env)).toThrow(ConfigError)
+      expect(() => loadConfig(env)).toThrow(message)
+    })
+  })
+
+  describe('evaluation log, metrics and model providers', () => {
+    it('has the documented defaults', () => {
+      const config = loadConfig({})
+      expect(config).toMatchObject({
+        evaluationLogContent: 'redacted',
+        evaluationRetentionDays: 30,
+        metricsPort: 9464,
+        metricsHost: '127.0.0.1',
+        providerTimeoutMs: 60_000,
+      })
+      expect(config.providers.names).toEqual([])
+      expect(config.providers.find('openai')).toBeUndefined()
+    })
+
+    it('finds a provider by its name upper-cased, other characters as _', () => {
+      const config = loadConfig({
+        PROVIDER_OPENAI_BASE_URL: 'https://api.openai.com/v1/',
+        PROVIDER_OPENAI_API_KEY: 'sk-upstream',
+        PROVIDER_AZURE_EAST_BASE_URL: 'http://127.0.0.1:9000/v1',
+        EVALUATION_LOG_CONTENT: 'none',
+        EVALUATION_RETENTION_DAYS: '7',
+        METRICS_PORT: '0',
+        PROVIDER_TIMEOUT_MS: '5000',
+      })
+      expect(config.providers.find('openai')).toEqual({
+        baseUrl: 'https://api.openai.com/v1',
+        apiKey: 'sk-upstream',
+      })
+      expect(config.providers.find('OpenAI')).toEqual(config.providers.find('openai'))
+      expect(config.providers.find('azure-east')).toEqual({
+        baseUrl: 'http://127.0.0.1:9000/v1',
+        apiKey: null,
+      })
+      expect(config.providers.names).toEqual(['AZURE_EAST', 'OPENAI'])
+      expect(config).toMatchObject({
+        evaluationLogContent: 'none',
+        evaluationRetentionDays: 7,
+        metricsPort: 0,
+        providerTimeoutMs: 5000,
+      })
+    })
+
+    it.each([
+      [{ EVALUATION_LOG_CONTENT: 'all' }, /EVALUATION_LOG_CONTENT must be one of redacted, none, full/],
+      [{ EVALUATION_RETENTION_DAYS: '0' }, /EVALUATION_RETENTION_DAYS/],
+      [{ METRICS_PORT: '70000' }, /METRICS_PORT/],
+      [{ PROVIDER_OPENAI_BASE_URL: 'nope' }, /PROVIDER_OPENAI_BASE_URL is not a valid URL/],
+      [{ PROVIDER_OPENAI_BASE_URL: 'https://u:p@x/v1' }, /PROVIDER_OPENAI_API_KEY instead/],
+    ])('refuses %j with one clear line', (env, message) => {
+      expect(() => loadConfig(env)).toThrow(message)
+    })
+  })
+})

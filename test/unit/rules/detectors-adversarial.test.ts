@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest'
+import {
+  injectionHeuristic,
+  keywordsMatcher,
+  piiMatcher,
+  regexMatcher,
+  toxicityHeuristic,
+} from '../../../src/rules/detectors/index.js'
+import { msg } from './detector-helpers.js'
+
+/**
+ * 100 KB of near-misses for each built-in pattern: inputs on which a backtracking regex with an
+ * unbounded or ambiguous repetition would take quadratic or exponential time. The tests assert
+ * that each finishes with sane results; timings live in bench/detectors.mjs, not here.
+ */
+const N = 100_000
+const repeat = (unit: string) => unit.repeat(Math.ceil(N / unit.length)).slice(0, N)
+
+describe('built-in patterns stay linear on adversarial input', () => {
+  const pii = piiMatcher(null)
+  const cases: [string, string][] = [
+    ['digit runs', repeat('1 ')],
+    ['dashed digits', repeat('1-')],
+    ['long digit run', repeat('4')],
+    ['almost emails', repeat('a@')],
+    ['dotted local parts', repeat('a.')],
+    ['domains without a dot', `x@${repeat('a')}`],
+    ['colons', repeat(':')],
+    ['hex and colons', repeat('a:')],
+    ['dotted numbers', repeat('1.')],
+    ['plus signs and digits', repeat('+1 ')],
+    ['key block headers', repeat('-----BEGIN ')],
+    ['key block header with no end', `-----BEGIN PRIVATE KEY-----${repeat('\nAAAA')}`],
+    ['repeated headers with no end', repeat('-----BEGIN PRIVATE KEY-----\nAAAA\n')],
+    ['schemes without credentials', repeat('a://b:c')],
+    ['key prefixes', repeat('sk-')],
+    ['IBAN-like', repeat('DE89 ')],
+    ['SSN cues', repeat('ssn ')],
+  ]
+  for (const [name, text] of cases) {
+    it(`pii: ${name}`, () => {
+      const findings = pii(msg(text))
+      expect(Array.isArray(findings)).toBe(true)
+      for (const f of findings) expect(f.end).toBeGreaterThanOrEqual(f.start)
+    })
+  }
+  it('pii: finds what is real inside adversarial filler', () => {
+    const text = `${repeat('1 ')} card 4111111111111111 ${repeat('a@')}`
+    expect(piiMatcher(['credit_card'])(msg(text)).map((f) => f.text)).toContain('4111111111111111')
+  })
+  it('keywords: many phrases sharing long prefixes', () => {
+    const phrases = Array.from({ length: 1000 }, (_, i) => `${'ab'.repeat(100)}${i}`)
+    expect(keywordsMatcher(phrases)(msg(repeat('ab')))).toEqual([])
+  })
+  it('regex: a pattern that backtracks catastrophically elsewhere', () => {
+    expect(regexMatcher('(x+x+)+y')(msg(repeat('x')))).toEqual([])
+  })
+  it('toxicity: repeated letters and near-words', () => {
+    expect(toxicityHeuristic(null)(msg(repeat('fu'))).score).toBeGreaterThanOrEqual(0)
+    expect(toxicityHeuristic(null)(msg(repeat('kill '))).score).toBe(0)
+  })
+  it('prompt injection: repeated openers with no ending', () => {
+    const injection = injectionHeuristic()
+    expect(injection(msg(repeat('ignore all the '))).score).toBe(0)
+    expect(injection(msg(repeat('pretend '))).score).toBe(0)
+    expect(injection(msg(repeat('reveal your '))).score).toBe(0)
+    expect(injection(msg(repeat('A1b'))).score).toBe(0.3)
+  })
+})

@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest'
+import { foldTarget } from '../../../src/rules/detectors/fold.js'
+import { keywordsMatcher } from '../../../src/rules/detectors/index.js'
+import { cpSlice, msg } from './detector-helpers.js'
+
+const find = (phrases: string[], text: string) => keywordsMatcher(phrases)(msg(text))
+const spans = (phrases: string[], text: string) => find(phrases, text).map((f) => [f.start, f.end, f.text])
+
+describe('keywordsMatcher', () => {
+  it('matches whole words case-insensitively after NFKC and case folding', () => {
+    expect(spans(['café'], 'CAFÉ au lait')).toEqual([[0, 4, 'CAFÉ']])
+    expect(spans(['café'], 'two cafés please')).toEqual([])
+    expect(spans(['cat'], 'concatenate the cat, Cat and CAT.')).toEqual([
+      [16, 19, 'cat'],
+      [21, 24, 'Cat'],
+      [29, 32, 'CAT'],
+    ])
+  })
+  it('uses Unicode word boundaries, not ASCII ones', () => {
+    expect(spans(['über'], 'Übermensch')).toEqual([]) // \b would see a boundary before Ü
+    expect(spans(['naïve'], 'so naïve!')).toEqual([[3, 8, 'naïve']])
+    expect(spans(['東京'], '東京タワー')).toEqual([]) // a letter follows
+    expect(spans(['東京'], '行き先: 東京。')).toEqual([[5, 7, '東京']])
+  })
+  it('maps offsets back to the original through full-width letters, ligatures and decomposed accents', () => {
+    expect(spans(['CAFÉ'], 'ＣＡＦÉ open')).toEqual([[0, 4, 'ＣＡＦÉ']])
+    expect(spans(['finance'], 'the ﬁnance team')).toEqual([[4, 10, 'ﬁnance']])
+    const decomposed = 'un cafe\u0301 noir'
+    const [f] = find(['café'], decomposed)
+    expect(f).toMatchObject({ start: 3, end: 8, text: 'cafe\u0301' })
+    expect(cpSlice(decomposed, f?.start ?? 0, f?.end ?? 0)).toBe('cafe\u0301')
+    expect(spans(['cafe\u0301'], 'CAFÉ')).toEqual([[0, 4, 'CAFÉ']]) // decomposed phrase, composed text
+  })
+  it('folds ß and ſ the way case folding does', () => {
+    expect(spans(['strasse'], 'Hauptstraße 5, STRASSE')).toEqual([[15, 22, 'STRASSE']])
+    expect(spans(['straße'], 'die Strasse')).toEqual([[4, 11, 'Strasse']])
+    expect(spans(['sister'], 'ſiſter')).toEqual([[0, 6, 'ſiſter']])
+  })
+  it('lets a space in a phrase match any run of whitespace', () => {
+    expect(spans(['credit card'], 'my credit \n\t card number')).toEqual([[3, 17, 'credit \n\t card']])
+    expect(spans(['credit card'], 'creditcard')).toEqual([])
+  })
+  it('counts code points with astral characters before a match', () => {
+    expect(spans(['secret'], '🔥🔥 top SECRET')).toEqual([[7, 13, 'SECRET']])
+  })
+  it('reports one finding per occurrence, leftmost and longest first, never overlapping', () => {
+    expect(spans(['new york', 'york', 'new'], 'New York and york')).toEqual([
+      [0, 8, 'New York'],
+      [13, 17, 'york'],
+    ])
+    expect(spans(['a b', 'b c'], 'a b c')).toEqual([[0, 3, 'a b']])
+  })
+  it('treats phrases as literals, never as patterns', () => {
+    expect(spans(['a.c', '(x)'], 'abc a.c (x)')).toEqual([
+      [4, 7, 'a.c'],
+      [8, 11, '(x)'],
+    ])
+    expect(spans(['  ', ''], 'anything')).toEqual([])
+  })
+  it('copies source and index', () => {
+    const [f] = keywordsMatcher(['x'])({ source: 'context', index: 4, role: 'context', text: 'x' })
+    expect(f).toEqual({ kind: 'keyword', source: 'context', index: 4, start: 0, end: 1, text: 'x' })
+  })
+  it('stays linear on adversarial phrases and texts', () => {
+    // Every phrase shares a long prefix with the text; an alternation regex would retry each
+    // phrase at every position.
+    const phrases = Array.from({ length: 1000 }, (_, i) => `${'a '.repeat(100)}${i}`)
+    const text = 'a '.repeat(50_000)
+    expect(keywordsMatcher(phrases)(msg(text))).toEqual([])
+    const nested = Array.from({ length: 200 }, (_, i) => 'a'.repeat(i + 1))
+    const found = keywordsMatcher(nested)(msg('a'.repeat(100_000)))
+    expect(found).toEqual([])
+    const words = keywordsMatcher(nested)(msg('aa '.repeat(30_000)))
+    expect(words).toHaveLength(30_000)
+    expect(words[1]).toMatchObject({ start: 3, end: 5, text: 'aa' })
+  })
+})
+
+describe('foldTarget', () => {
+  it('folds a text of an evaluation once for every rule that reads it, and again when it changes', () => {
+    const target = msg('Ｃafé')
+    const folded = foldTarget(target)
+    expect(folded.text).toBe('café')
+    expect(foldTarget(target)).toBe(folded)
+    target.text = 'NEW'
+    expect(foldTarget(target).text).toBe('new')
+  })
+})

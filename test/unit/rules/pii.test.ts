@@ -1,0 +1,172 @@
+import { describe, expect, it } from 'vitest'
+import { piiMatcher } from '../../../src/rules/detectors/index.js'
+import { cpSlice, msg } from './detector-helpers.js'
+
+const all = piiMatcher(null)
+const only = (kind: Parameters<typeof piiMatcher>[0] extends readonly (infer K)[] | null ? K : never) =>
+  piiMatcher([kind])
+const texts = (text: string, kind = only('credit_card')) => kind(msg(text)).map((f) => f.text)
+
+describe('credit cards', () => {
+  const cards = only('credit_card')
+  it('finds Luhn-valid numbers of known issuers, with spaces, dashes or none', () => {
+    expect(texts('card 4111 1111 1111 1111 thanks', cards)).toEqual(['4111 1111 1111 1111'])
+    expect(texts('mc 5500-0000-0000-0004.', cards)).toEqual(['5500-0000-0000-0004'])
+    expect(texts('amex 378282246310005', cards)).toEqual(['378282246310005'])
+    expect(texts('amex 3782 822463 10005', cards)).toEqual(['3782 822463 10005'])
+    expect(texts('mc 2-series 2221000000000009', cards)).toEqual(['2221000000000009'])
+    expect(texts('discover 6011111111111117, jcb 3530111333300000', cards)).toEqual([
+      '6011111111111117',
+      '3530111333300000',
+    ])
+    expect(texts('diners 30569309025904 unionpay 6200000000000005', cards)).toEqual([
+      '30569309025904',
+      '6200000000000005',
+    ])
+  })
+  it('rejects a wrong check digit, an unknown issuer and digits glued to words', () => {
+    expect(texts('4111111111111112', cards)).toEqual([])
+    expect(texts('9111111111111111', cards)).toEqual([]) // no network starts with 9
+    expect(texts('1234567812345670', cards)).toEqual([]) // Luhn-valid, no issuer
+    expect(texts('id4111111111111111', cards)).toEqual([])
+  })
+  it('finds the card inside a longer run of digit groups', () => {
+    expect(texts('order 12 4111 1111 1111 1111 2024', cards)).toEqual(['4111 1111 1111 1111'])
+  })
+  it('counts offsets in code points: astral characters before the card', () => {
+    const text = '😀😀 my card 4111 1111 1111 1111'
+    const [f] = cards(msg(text, 3))
+    expect(f).toEqual({
+      kind: 'credit_card',
+      source: 'messages',
+      index: 3,
+      start: 11, // UTF-16 would say 13
+      end: 30,
+      text: '4111 1111 1111 1111',
+    })
+    expect(cpSlice(text, f?.start ?? 0, f?.end ?? 0)).toBe('4111 1111 1111 1111')
+  })
+})
+
+describe('IBAN', () => {
+  const ibans = only('iban')
+  it('accepts good check digits in print and electronic format', () => {
+    expect(texts('pay GB82 WEST 1234 5698 7654 32 today', ibans)).toEqual(['GB82 WEST 1234 5698 7654 32'])
+    expect(texts('DE89370400440532013000', ibans)).toEqual(['DE89370400440532013000'])
+    expect(texts('FR1420041010050500013M02606', ibans)).toEqual(['FR1420041010050500013M02606'])
+  })
+  it('rejects an altered digit or check digits', () => {
+    expect(texts('GB82 WEST 1234 5698 7654 33', ibans)).toEqual([])
+    expect(texts('DE88370400440532013000', ibans)).toEqual([])
+    expect(texts('DE8937040044053201300', ibans)).toEqual([]) // one digit short
+  })
+  it('cuts a candidate to its country length when a number follows', () => {
+    expect(texts('DE89 3704 0044 0532 0130 00 1234', ibans)).toEqual(['DE89 3704 0044 0532 0130 00'])
+  })
+})
+
+describe('phone numbers', () => {
+  const phones = only('phone')
+  it('confirms international numbers of several countries by their numbering plans', () => {
+    for (const number of [
+      '+44 20 7946 0958',
+      '+33 1 42 68 53 00',
+      '+49 30 901820',
+      '+81 3-1234-5678',
+      '+1 415 555 2671',
+    ]) {
+      expect(texts(`call ${number} now`, phones)).toEqual([number])
+    }
+  })
+  it('reads 3-3-4 national numbers as North American', () => {
+    expect(texts('office (415) 555-2671 or 212.555.0198', phones)).toEqual(['(415) 555-2671', '212.555.0198'])
+  })
+  it('rejects numbers no plan allows and plain digit runs', () => {
+    expect(texts('+44 20 7946', phones)).toEqual([])
+    expect(texts('+1 111 111 1111', phones)).toEqual([])
+    expect(texts('order 4155552671', phones)).toEqual([])
+    expect(texts('(123) 456-7890', phones)).toEqual([]) // NANP area codes do not start with 1
+  })
+  it('drops a trailing group that is not part of the number', () => {
+    expect(texts('+44 20 7946 0958 2024', phones)).toEqual(['+44 20 7946 0958'])
+  })
+})
+
+describe('SSN', () => {
+  const ssns = only('ssn')
+  it('accepts numbers the SSA rules allow, with dashes or spaces', () => {
+    expect(texts('ssn 123-45-6789', ssns)).toEqual(['123-45-6789'])
+    expect(texts('mine is 536 22 1234.', ssns)).toEqual(['536 22 1234'])
+  })
+  it('rejects forbidden areas, groups and serials and the voided advertising numbers', () => {
+    for (const bad of [
+      '000-12-3456',
+      '666-12-3456',
+      '900-12-3456',
+      '999-12-3456',
+      '123-00-4567',
+      '123-45-0000',
+    ]) {
+      expect(texts(bad, ssns)).toEqual([])
+    }
+    expect(texts('the famous 078-05-1120', ssns)).toEqual([])
+    expect(texts('123-45 6789', ssns)).toEqual([]) // mixed separators
+  })
+  it('counts nine bare digits only after a cue', () => {
+    expect(texts('reference 123456789', ssns)).toEqual([])
+    expect(texts('SSN: 123456789', ssns)).toEqual(['123456789'])
+    expect(texts('my social security number is 536221234', ssns)).toEqual(['536221234'])
+  })
+})
+
+describe('email', () => {
+  const emails = only('email')
+  it('finds addresses confirmed by validator', () => {
+    expect(texts('write to bob.smith+tag@example.co.uk.', emails)).toEqual(['bob.smith+tag@example.co.uk'])
+    expect(texts('ünïcode@exämple.de', emails)).toEqual(['ünïcode@exämple.de'])
+  })
+  it('rejects what is not an address', () => {
+    expect(texts('a@b', emails)).toEqual([])
+    expect(texts('foo@bar.c', emails)).toEqual([])
+    expect(texts('@handle and user@', emails)).toEqual([])
+  })
+})
+
+describe('IP addresses', () => {
+  const ips = only('ip_address')
+  it('finds IPv4 and IPv6 in every written form', () => {
+    expect(texts('host 192.168.1.20, gw 10.0.0.1.', ips)).toEqual(['192.168.1.20', '10.0.0.1'])
+    expect(texts('v6 2001:db8::1 and ::ffff:192.0.2.1', ips)).toEqual(['2001:db8::1', '::ffff:192.0.2.1'])
+    expect(texts('link fe80::1%eth0 up', ips)).toEqual(['fe80::1%eth0'])
+    expect(texts('2001:0db8:85a3:0000:0000:8a2e:0370:7334', ips)).toEqual([
+      '2001:0db8:85a3:0000:0000:8a2e:0370:7334',
+    ])
+  })
+  it('rejects impossible addresses, times and C++ scopes', () => {
+    expect(texts('256.1.1.1 and 1.2.3', ips)).toEqual([])
+    expect(texts('at 12:30:45 use std::vector', ips)).toEqual([])
+    expect(texts('mac 00:1a:2b:3c:4d:5e', ips)).toEqual([])
+  })
+})
+
+describe('piiMatcher', () => {
+  it('reports every kind in order of start when no kinds are flagged', () => {
+    const text = 'Mail ann@example.com, card 4111111111111111, ip 10.1.2.3, ssn 123-45-6789'
+    expect(all(msg(text)).map((f) => [f.kind, f.text])).toEqual([
+      ['email', 'ann@example.com'],
+      ['credit_card', '4111111111111111'],
+      ['ip_address', '10.1.2.3'],
+      ['ssn', '123-45-6789'],
+    ])
+  })
+  it('reports only the flagged kinds', () => {
+    const text = 'Mail ann@example.com, card 4111111111111111'
+    expect(piiMatcher(['email'])(msg(text)).map((f) => f.kind)).toEqual(['email'])
+    expect(piiMatcher([])(msg(text))).toEqual([])
+  })
+  it('copies source and index and counts code points in every kind', () => {
+    const text = '𝒜𝒷𝒸 ann@example.com'
+    const [f] = all({ source: 'context', index: 7, role: 'context', text })
+    expect(f).toMatchObject({ kind: 'email', source: 'context', index: 7, start: 4, end: 19 })
+  })
+})
