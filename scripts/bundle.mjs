@@ -12,6 +12,7 @@ const root = new URL('..', import.meta.url).pathname
 
 const external = [
   'better-sqlite3',
+  're2',
   'pg',
   'ioredis',
   'pino',

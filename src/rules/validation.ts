@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache'
-import { RE2JS } from 're2js'
 import type { FieldError } from '../errors.js'
 import { PII_KINDS, type PolicyRule, type PolicyRuleInput } from '../schemas/policies.js'
+import { compileRegex } from './detectors/regex.js'
 
 const LENGTH_PATTERN = /^[1-9][0-9]{0,7}$/
 const MAX_LENGTH = 10_000_000
@@ -23,7 +23,7 @@ function patternProblem(pattern: string): string {
   let verdict = patternVerdicts.get(pattern)
   if (verdict === undefined) {
     try {
-      RE2JS.compile(pattern)
+      compileRegex(pattern)
       verdict = ''
     } catch (error) {
       verdict = (error instanceof Error ? error.message : '') || 'invalid pattern'
@@ -46,7 +46,7 @@ export function normalizeRule(rule: PolicyRuleInput): PolicyRule {
 
 /**
  * Checks what the schema cannot: the requirements of each rule type. Regex patterns are compiled
- * by RE2JS, a linear-time engine, so no stored pattern can ever backtrack catastrophically.
+ * by RE2, a linear-time engine, so no stored pattern can ever backtrack catastrophically.
  */
 export function checkRules(rules: readonly PolicyRule[], definition: string | null, base = ''): FieldError[] {
   const errors: FieldError[] = []

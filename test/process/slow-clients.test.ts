@@ -95,10 +95,10 @@ describe('hostile traffic', () => {
   })
 
   it('matches regexes in linear time: a classic catastrophic pattern finishes in RE2, and backtracking-only syntax is refused', async () => {
-    const { RE2JS } = await import('re2js')
-    const pattern = RE2JS.compile('(a+)+$')
+    const { compileRegex } = await import('../../src/rules/detectors/regex.js')
+    const pattern = compileRegex('(a+)+$')
     // A backtracking engine would not finish this within the test's timeout.
-    expect(pattern.matcher(`${'a'.repeat(100_000)}!`).find()).toBe(false)
-    expect(() => RE2JS.compile('(a)\\1')).toThrow()
+    expect(pattern.test(`${'a'.repeat(100_000)}!`)).toBe(false)
+    expect(() => compileRegex('(a)\\1')).toThrow()
   })
 })

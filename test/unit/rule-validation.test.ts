@@ -9,7 +9,7 @@ describe('regex rule checks', () => {
       expect(checkRules([regex('\\bsecret\\s*=\\s*\\S+')], null)).toEqual([])
       const errors = checkRules([regex('(unclosed'), regex('(a)\\1'), regex('ok')], null)
       expect(errors.map((e) => e.pointer)).toEqual(['/rules/0/value', '/rules/1/value'])
-      expect(errors[0]?.detail).toMatch(/^is not a valid RE2 pattern: .*missing closing \)/)
+      expect(errors[0]?.detail).toMatch(/^is not a valid RE2 pattern: missing \)/)
       expect(errors[1]?.detail).toMatch(/^is not a valid RE2 pattern: .*\\1/)
     }
   })

@@ -1,30 +1,46 @@
-import { RE2JS } from 're2js'
+import RE2 from 're2'
 import type { Finding, TargetText } from '../types.js'
 import { CodePointIndex } from './code-points.js'
 import type { TextMatcher } from './types.js'
 
 /**
- * A regex rule: one finding per non-overlapping match of a user's pattern, run by re2js, a
- * linear-time RE2 engine in pure JavaScript (no user pattern can backtrack). re2js reports UTF-16
- * offsets, converted to code points here. An empty match is a match (`^` or `x*` match every
- * text, as RE2 says), reported as an empty span; the engine steps past it, so matching ends.
+ * Compiles a user's pattern with RE2, a linear-time engine: no user pattern can backtrack. The
+ * `u` flag makes `.` and classes match code points; inline flags (`(?i)`) are the pattern's own.
+ * Throws RE2's message when the pattern does not compile (backreferences, lookaround, a program
+ * over RE2's memory budget).
+ */
+export function compileRegex(pattern: string): RE2 {
+  return new RE2(pattern, 'gu')
+}
+
+/**
+ * A regex rule: one finding per non-overlapping match of a user's pattern, run by the `re2`
+ * binding to Google's RE2 (C++). It reports UTF-16 offsets even across lone surrogates (which it
+ * reads as U+FFFD), converted to code points here. An empty match is a match (`^` or `x*` match
+ * every text, as RE2 says), reported as an empty span; matching steps one code point past it.
  *
- * Cost (bench/detectors.mjs): about 0.1 ms for 1 KB and 14–32 ms for 100 KB when re2js cannot
- * skip ahead on a literal the pattern requires; with one it skips (0.004 ms for 100 KB). The
- * native `re2` binding (1.23.3, the last without an engines floor of Node 22) ran `\d{3}-\d{4}`
- * over 100 KB in 0.2 ms against re2js's 13.8 ms, but it has no prebuilt binary to download here
- * and its source build of RE2 and Abseil took 2 min 28 s on this 2-core machine, on every fresh
- * `npm ci`; texts are mostly a few KB, where re2js costs a tenth of a millisecond, so it stays.
+ * Cost (bench/detectors.mjs, node bench/evaluate.mjs): a few µs for a few KB and about 2 ms for
+ * 1 MB without matches, against 40–250 µs and 13–100 ms for re2js, the pure JavaScript port this
+ * replaced; each match costs about 2 µs of crossing into C++.
  */
 export function regexMatcher(pattern: string): TextMatcher {
-  const compiled = RE2JS.compile(pattern)
+  const compiled = compileRegex(pattern)
   return (target: TargetText): Finding[] => {
-    const matcher = compiled.matcher(target.text)
+    const text = target.text
     const findings: Finding[] = []
     let index: CodePointIndex | undefined
-    while (matcher.find()) {
-      index ??= new CodePointIndex(target.text)
-      findings.push(index.finding('regex', target, matcher.start(), matcher.end()))
+    compiled.lastIndex = 0
+    for (let m = compiled.exec(text); m !== null; m = compiled.exec(text)) {
+      const start = m.index
+      const end = start + m[0].length
+      index ??= new CodePointIndex(text)
+      findings.push(index.finding('regex', target, start, end))
+      if (end === start) {
+        if (start >= text.length) break
+        const c = text.charCodeAt(start)
+        compiled.lastIndex =
+          start + (c >= 0xd800 && c <= 0xdbff && (text.charCodeAt(start + 1) & 0xfc00) === 0xdc00 ? 2 : 1)
+      }
     }
     return findings
   }
