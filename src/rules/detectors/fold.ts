@@ -21,10 +21,13 @@ import type { TargetText } from '../types.js'
 export interface Folded {
   /** The folded text. */
   text: string
-  /** For each UTF-16 unit of `text`: the UTF-16 offset in the original where its piece starts. */
-  start: Int32Array
+  /**
+   * For each UTF-16 unit of `text`: the UTF-16 offset in the original where its piece starts.
+   * Absent (as `end`) when each unit stands for the original's unit at the same offset.
+   */
+  start?: Int32Array
   /** For each UTF-16 unit of `text`: the UTF-16 offset in the original where its piece ends. */
-  end: Int32Array
+  end?: Int32Array
 }
 
 const COMBINING = /[\p{M}\u1160-\u11ff]/u
@@ -50,8 +53,21 @@ function isAsciiSpace(c: number): boolean {
   return c === 32 || (c >= 9 && c <= 13)
 }
 
-/** Folds `text` for matching, keeping the way back to the original's offsets. */
+/** Text that folds one unit to one unit: ASCII with no run of whitespace (which folds to one space). */
+const NOT_ONE_TO_ONE = /[^\x00-\x7f]|\s\s/
+const ASCII_SPACE = /[\t\n\v\f\r]/
+const ASCII_SPACES = /[\t\n\v\f\r]/g
+
+/**
+ * Folds `text` for matching, keeping the way back to the original's offsets. Most texts are
+ * ASCII prose with single spaces: they fold to their lower case (other whitespace to a space)
+ * unit for unit, with no offset tables, which costs a tenth of the general path.
+ */
 export function fold(text: string): Folded {
+  if (!NOT_ONE_TO_ONE.test(text)) {
+    const lowered = text.toLowerCase()
+    return { text: ASCII_SPACE.test(lowered) ? lowered.replace(ASCII_SPACES, ' ') : lowered, }
+  }
   const n = text.length
   const parts: string[] = []
   let start = new Int32Array(n + 8)
@@ -135,6 +151,16 @@ export function fold(text: string): Folded {
     }
   }
   return { text: parts.join(''), start: start.subarray(0, size), end: end.subarray(0, size) }
+}
+
+/** The UTF-16 offset in the original where unit `i` of the folded text starts. */
+export function originalStart(folded: Folded, i: number): number {
+  return folded.start === undefined ? i : (folded.start[i] as number)
+}
+
+/** The UTF-16 offset in the original where unit `i` of the folded text ends. */
+export function originalEnd(folded: Folded, i: number): number {
+  return folded.end === undefined ? i + 1 : (folded.end[i] as number)
 }
 
 /** Each text of an evaluation folded once, with the string it was folded from. */

@@ -1,6 +1,6 @@
 import type { Finding, TargetText } from '../types.js'
 import { CodePointIndex } from './code-points.js'
-import { foldTarget } from './fold.js'
+import { foldTarget, originalEnd, originalStart } from './fold.js'
 import type { HeuristicScore } from './types.js'
 
 /**
@@ -154,8 +154,8 @@ export function injectionHeuristic(): (text: TargetText) => HeuristicScore {
           continue
         }
         spans.push({
-          start: folded.start[m.index] as number,
-          end: folded.end[m.index + m[0].length - 1] as number,
+          start: originalStart(folded, m.index),
+          end: originalEnd(folded, m.index + m[0].length - 1),
         })
         strongest.set(signal.label, Math.max(strongest.get(signal.label) ?? 0, signal.weight))
       }

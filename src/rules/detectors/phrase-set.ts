@@ -1,4 +1,7 @@
-import { type Folded, isWordAt, isWordBefore } from './fold.js'
+import { type Folded, isWordAt, isWordBefore, originalEnd, originalStart } from './fold.js'
+
+/** The most entries a phrase set's table may have (16 MB); a larger set follows failure links instead. */
+const TABLE_LIMIT = 4_000_000
 
 /** A phrase occurrence in a folded text: UTF-16 span [start, end) and the phrase's position in the list. */
 export interface PhraseHit {
@@ -11,7 +14,8 @@ export interface PhraseHit {
  * A set of folded phrases found as whole words in folded texts, by an Aho–Corasick automaton
  * built once: a search reads each character of the text once, so its cost is linear in the text
  * whatever the phrases (up to the 1,000 phrases of 256 characters a rule may flag), which no
- * alternation regex guarantees. A phrase occurs as a whole word when the characters around it
+ * alternation regex guarantees. Below TABLE_LIMIT the automaton is a table of next nodes, one
+ * lookup a character. A phrase occurs as a whole word when the characters around it
  * are not letters, numbers or marks (Unicode-aware, unlike `\b`). Overlapping occurrences
  * resolve leftmost first, longest at the same start.
  */
@@ -23,6 +27,18 @@ export class PhraseSet {
   private fail: Int32Array = new Int32Array(1)
   /** The nearest node down the failure chain with an output, or -1. */
   private dict: Int32Array = new Int32Array(1).fill(-1)
+  /** The node whose phrase is reported on reaching each node (itself or `dict`), or -1. */
+  private report: Int32Array = new Int32Array(1).fill(-1)
+  /**
+   * The automaton as a table: for node n and character class k, the next node at
+   * `table[n * width + k]`, failure links already followed. Classes number the characters that
+   * occur in some phrase from 1; every other character is class 0, which leads back to the root.
+   * Null when the table would exceed TABLE_LIMIT entries (then `search` follows links).
+   */
+  private table: Int32Array | null = null
+  private width = 1
+  private readonly asciiClass = new Uint16Array(128)
+  private readonly otherClass = new Map<number, number>()
 
   /** `phrases` must already be folded (foldPhrase); empty ones are ignored. */
   constructor(phrases: readonly string[]) {
@@ -65,6 +81,41 @@ export class PhraseSet {
         queue.push(child)
       }
     }
+    this.report = new Int32Array(count)
+    for (let node = 0; node < count; node++) {
+      this.report[node] = (this.output[node] as number) >= 0 ? node : (this.dict[node] as number)
+    }
+    this.tabulate(queue)
+  }
+
+  /** Builds `table` in breadth-first order, so that each node's failure target is done first. */
+  private tabulate(order: readonly number[]): void {
+    const chars: number[] = []
+    for (const transitions of this.next)
+      for (const c of transitions.keys())
+        if (this.classOf(c) === 0) {
+          chars.push(c)
+          if (c < 128) this.asciiClass[c] = chars.length
+          else this.otherClass.set(c, chars.length)
+        }
+    const width = chars.length + 1
+    const count = this.next.length
+    if (count * width > TABLE_LIMIT) return
+    const table = new Int32Array(count * width)
+    for (const node of [0, ...order]) {
+      const transitions = this.next[node] as Map<number, number>
+      const fail = this.fail[node] as number
+      for (let k = 1; k < width; k++) {
+        const child = transitions.get(chars[k - 1] as number)
+        table[node * width + k] = child ?? (node === 0 ? 0 : (table[fail * width + k] as number))
+      }
+    }
+    this.table = table
+    this.width = width
+  }
+
+  private classOf(c: number): number {
+    return c < 128 ? (this.asciiClass[c] as number) : (this.otherClass.get(c) ?? 0)
   }
 
   /** Whether the set holds no phrase. */
@@ -76,16 +127,27 @@ export class PhraseSet {
   search(text: string): PhraseHit[] {
     if (this.empty) return []
     const candidates: PhraseHit[] = []
+    const table = this.table
+    const width = this.width
+    const asciiClass = this.asciiClass
+    const otherClass = this.otherClass
+    const report = this.report
     let node = 0
     for (let i = 0; i < text.length; i++) {
       const c = text.charCodeAt(i)
-      let target = (this.next[node] as Map<number, number>).get(c)
-      while (target === undefined && node !== 0) {
-        node = this.fail[node] as number
-        target = (this.next[node] as Map<number, number>).get(c)
+      if (table !== null) {
+        node = table[
+          node * width + (c < 128 ? (asciiClass[c] as number) : (otherClass.get(c) ?? 0))
+        ] as number
+      } else {
+        let target = (this.next[node] as Map<number, number>).get(c)
+        while (target === undefined && node !== 0) {
+          node = this.fail[node] as number
+          target = (this.next[node] as Map<number, number>).get(c)
+        }
+        node = target ?? 0
       }
-      node = target ?? 0
-      let hit = (this.output[node] as number) >= 0 ? node : (this.dict[node] as number)
+      let hit = report[node] as number
       if (hit < 0 || isWordAt(text, i + 1)) continue
       // The longest phrase ending here that also starts on a word boundary.
       while (hit >= 0) {
@@ -121,8 +183,8 @@ export interface PhraseMatch {
 /** Maps hits in a folded text back to UTF-16 spans of the original it was folded from. */
 export function unfold(folded: Folded, hits: readonly PhraseHit[]): PhraseMatch[] {
   return hits.map((hit) => ({
-    start: folded.start[hit.start] as number,
-    end: folded.end[hit.end - 1] as number,
+    start: originalStart(folded, hit.start),
+    end: originalEnd(folded, hit.end - 1),
     phrase: hit.phrase,
   }))
 }

@@ -1,5 +1,6 @@
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { foldTarget } from '../../../src/rules/detectors/fold.js'
+import { fold, foldTarget, originalEnd, originalStart } from '../../../src/rules/detectors/fold.js'
 import { keywordsMatcher } from '../../../src/rules/detectors/index.js'
 import { cpSlice, msg } from './detector-helpers.js'
 
@@ -84,5 +85,35 @@ describe('foldTarget', () => {
     expect(foldTarget(target)).toBe(folded)
     target.text = 'NEW'
     expect(foldTarget(target).text).toBe('new')
+  })
+})
+
+describe('fold', () => {
+  it('folds ASCII text without whitespace runs unit for unit, as the general path does', () => {
+    // A trailing "é" sends the same text down the general path; the first units must agree.
+    const ascii = fc.string({ unit: fc.integer({ min: 0, max: 0x7f }).map((c) => String.fromCharCode(c)) })
+    fc.assert(
+      fc.property(ascii, (raw) => {
+        const text = raw.replace(/\s+/g, (run) => run[0] as string)
+        const fast = fold(text)
+        expect(fast.start).toBeUndefined()
+        const general = fold(`${text}é`)
+        expect(general.text).toBe(`${fast.text}é`)
+        for (let i = 0; i < fast.text.length; i++) {
+          expect([originalStart(general, i), originalEnd(general, i)]).toEqual([
+            originalStart(fast, i),
+            originalEnd(fast, i),
+          ])
+        }
+      }),
+      { numRuns: 300 },
+    )
+  })
+
+  it('maps a whitespace run back to the whole run', () => {
+    const folded = fold('Wire \n\t Transfer')
+    expect(folded.text).toBe('wire transfer')
+    expect([originalStart(folded, 4), originalEnd(folded, 4)]).toEqual([4, 8])
+    expect(originalStart(folded, 5)).toBe(8)
   })
 })

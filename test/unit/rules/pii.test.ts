@@ -1,3 +1,5 @@
+import fc from 'fast-check'
+import isEmailModule from 'validator/lib/isEmail.js'
 import { describe, expect, it } from 'vitest'
 import { piiMatcher } from '../../../src/rules/detectors/index.js'
 import { cpSlice, msg } from './detector-helpers.js'
@@ -129,6 +131,55 @@ describe('email', () => {
     expect(texts('a@b', emails)).toEqual([])
     expect(texts('foo@bar.c', emails)).toEqual([])
     expect(texts('@handle and user@', emails)).toEqual([])
+  })
+})
+
+describe('email candidates', () => {
+  // The scan from each `@` must find what one regex over the whole text finds.
+  const isEmail = isEmailModule.default
+  const WHOLE_TEXT =
+    /(?<![\p{L}\p{N}._%+-])[\p{L}\p{N}._%+-]{1,64}@[\p{L}\p{N}-]{1,63}(?:\.[\p{L}\p{N}-]{1,63})+/gu
+  const byRegex = (text: string) =>
+    [...text.matchAll(WHOLE_TEXT)].filter((m) => isEmail(m[0])).map((m) => [m.index, m.index + m[0].length])
+  const pieces = fc.constantFrom(
+    'a',
+    'jo.bloggs',
+    'x'.repeat(64),
+    'y'.repeat(65),
+    '😀',
+    'é',
+    '𝒜',
+    '@',
+    '.',
+    '-',
+    ' ',
+    '\ud800',
+    'example.com',
+    'jo@example.com',
+    '@ex.com',
+    'é@ex.com',
+    'ex',
+    '.com',
+    '+tag',
+    '%',
+    '_',
+    'ß',
+    '1',
+    '\n',
+  )
+  it('are the candidates of one regex over the text, on random texts', () => {
+    fc.assert(
+      fc.property(fc.array(pieces, { maxLength: 40 }), (parts) => {
+        const text = parts.join('')
+        const toUnits = (findings: { start: number; end: number }[]) => {
+          const points = Array.from(text)
+          const unitOf = (cp: number) => points.slice(0, cp).join('').length
+          return findings.map((f) => [unitOf(f.start), unitOf(f.end)])
+        }
+        expect(toUnits(piiMatcher(['email'])(msg(text)))).toEqual(byRegex(text))
+      }),
+      { numRuns: 2000 },
+    )
   })
 })
 
