@@ -43,6 +43,8 @@ const { opts, ROUNDS, DURATION, CONNECTIONS } = benchArgs(
     // reference case under load for --profile-seconds after its warm-up; nothing else is measured.
     profile: { type: 'string' },
     'profile-seconds': { type: 'string', default: '10' },
+    // Which case --profile loads: `reference` or `big` (the 0.9 MiB conversation, 2 connections).
+    'profile-case': { type: 'string', default: 'reference' },
   },
 )
 const JUDGE_DELAY_MS = 50
@@ -228,13 +230,13 @@ async function main() {
   }
 
   if (opts.profile) {
-    await load({ port: warden.port, requests: reference.requests(), duration: 3 })
-    console.log(`profiling: ${opts['profile-seconds']} s of the reference case under load`)
-    const r = await load({
-      port: warden.port,
-      requests: reference.requests(),
-      duration: Number(opts['profile-seconds']),
-    })
+    const big = opts['profile-case'] === 'big'
+    const profiled = big
+      ? { requests: [{ method: 'POST', path: refPath, headers: auth, body: BIG_BODY }], connections: 2 }
+      : { requests: reference.requests() }
+    await load({ port: warden.port, ...profiled, duration: 3 })
+    console.log(`profiling: ${opts['profile-seconds']} s of the ${big ? '0.9 MiB' : 'reference'} case under load`)
+    const r = await load({ port: warden.port, ...profiled, duration: Number(opts['profile-seconds']) })
     console.log(`${r.requests.average} req/s, p99 ${r.latency.p99} ms, ${errorsOf(r)} errors`)
     warden.proc.kill('SIGINT')
     await new Promise((resolve) => warden.proc.on('exit', resolve))

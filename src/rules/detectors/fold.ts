@@ -28,6 +28,51 @@ export interface Folded {
   start?: Int32Array
   /** For each UTF-16 unit of `text`: the UTF-16 offset in the original where its piece ends. */
   end?: Int32Array
+  /** For ASCII text: its whitespace runs of two units or more, each folded to one space. */
+  runs?: SpaceRuns
+}
+
+/** Whitespace runs of an ASCII text: run k is the space at folded offset `at[k]`, from the original's [from[k], to[k]). */
+interface SpaceRuns {
+  at: Int32Array
+  from: Int32Array
+  to: Int32Array
+}
+
+function foldAscii(text: string): Folded {
+  const lowered = text.toLowerCase()
+  const folded = lowered.replace(TO_SPACE, ' ')
+  if (folded.length === text.length) return { text: folded }
+  const at: number[] = []
+  const from: number[] = []
+  const to: number[] = []
+  let removed = 0
+  SPACE_RUN.lastIndex = 0
+  for (let m = SPACE_RUN.exec(text); m !== null; m = SPACE_RUN.exec(text)) {
+    at.push(m.index - removed)
+    from.push(m.index)
+    to.push(m.index + m[0].length)
+    removed += m[0].length - 1
+  }
+  return {
+    text: folded,
+    runs: { at: Int32Array.from(at), from: Int32Array.from(from), to: Int32Array.from(to) },
+  }
+}
+
+/** The last run at or before folded offset `i`, or -1. */
+function runAt(runs: SpaceRuns, i: number): number {
+  let lo = 0
+  let hi = runs.at.length - 1
+  let found = -1
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1
+    if ((runs.at[mid] as number) <= i) {
+      found = mid
+      lo = mid + 1
+    } else hi = mid - 1
+  }
+  return found
 }
 
 const COMBINING = /[\p{M}\u1160-\u11ff]/u
@@ -53,21 +98,20 @@ function isAsciiSpace(c: number): boolean {
   return c === 32 || (c >= 9 && c <= 13)
 }
 
-/** Text that folds one unit to one unit: ASCII with no run of whitespace (which folds to one space). */
-const NOT_ONE_TO_ONE = /[^\x00-\x7f]|\s\s/
-const ASCII_SPACE = /[\t\n\v\f\r]/
-const ASCII_SPACES = /[\t\n\v\f\r]/g
+const NON_ASCII = /[^\x00-\x7f]/
+/** ASCII whitespace runs of two or more. */
+const SPACE_RUN = /[ \t\n\v\f\r]{2,}/g
+/** What folds to a space: other whitespace, and runs (single spaces stay, unreplaced, which is 7× faster). */
+const TO_SPACE = /[\t\n\v\f\r][ \t\n\v\f\r]*| [ \t\n\v\f\r]+/g
 
 /**
- * Folds `text` for matching, keeping the way back to the original's offsets. Most texts are
- * ASCII prose with single spaces: they fold to their lower case (other whitespace to a space)
- * unit for unit, with no offset tables, which costs a tenth of the general path.
+ * Folds `text` for matching, keeping the way back to the original's offsets. ASCII text, the
+ * common case, folds to its lower case with each whitespace run made one space, natively, and
+ * keeps only where its runs of two or more were (`runs`) instead of two offsets a unit: about a
+ * tenth of the general path's cost.
  */
 export function fold(text: string): Folded {
-  if (!NOT_ONE_TO_ONE.test(text)) {
-    const lowered = text.toLowerCase()
-    return { text: ASCII_SPACE.test(lowered) ? lowered.replace(ASCII_SPACES, ' ') : lowered, }
-  }
+  if (!NON_ASCII.test(text)) return foldAscii(text)
   const n = text.length
   const parts: string[] = []
   let start = new Int32Array(n + 8)
@@ -155,12 +199,23 @@ export function fold(text: string): Folded {
 
 /** The UTF-16 offset in the original where unit `i` of the folded text starts. */
 export function originalStart(folded: Folded, i: number): number {
-  return folded.start === undefined ? i : (folded.start[i] as number)
+  if (folded.start !== undefined) return folded.start[i] as number
+  const runs = folded.runs
+  if (runs === undefined) return i
+  const k = runAt(runs, i)
+  if (k < 0) return i
+  const at = runs.at[k] as number
+  return at === i ? (runs.from[k] as number) : (runs.to[k] as number) + (i - at - 1)
 }
 
 /** The UTF-16 offset in the original where unit `i` of the folded text ends. */
 export function originalEnd(folded: Folded, i: number): number {
-  return folded.end === undefined ? i + 1 : (folded.end[i] as number)
+  if (folded.end !== undefined) return folded.end[i] as number
+  const runs = folded.runs
+  const k = runs === undefined ? -1 : runAt(runs, i)
+  return runs !== undefined && k >= 0 && runs.at[k] === i
+    ? (runs.to[k] as number)
+    : originalStart(folded, i) + 1
 }
 
 /** Each text of an evaluation folded once, with the string it was folded from. */

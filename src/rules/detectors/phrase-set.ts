@@ -123,40 +123,38 @@ export class PhraseSet {
     return this.next.length === 1
   }
 
+  /** At a node reporting a phrase that ends at unit `i`: the longest such phrase that is a whole word. */
+  private candidate(text: string, i: number, node: number, candidates: PhraseHit[]): void {
+    if (isWordAt(text, i + 1)) return
+    let hit = this.report[node] as number
+    while (hit >= 0) {
+      const start = i + 1 - (this.depth[hit] as number)
+      if (!isWordBefore(text, start)) {
+        candidates.push({ start, end: i + 1, phrase: this.output[hit] as number })
+        return
+      }
+      hit = this.dict[hit] as number
+    }
+  }
+
   /** Whole-word occurrences in folded `text`, non-overlapping, in order of start. */
   search(text: string): PhraseHit[] {
     if (this.empty) return []
     const candidates: PhraseHit[] = []
-    const table = this.table
-    const width = this.width
-    const asciiClass = this.asciiClass
-    const otherClass = this.otherClass
-    const report = this.report
-    let node = 0
-    for (let i = 0; i < text.length; i++) {
-      const c = text.charCodeAt(i)
-      if (table !== null) {
-        node = table[
-          node * width + (c < 128 ? (asciiClass[c] as number) : (otherClass.get(c) ?? 0))
-        ] as number
-      } else {
+    const onHit = (i: number, node: number) => this.candidate(text, i, node, candidates)
+    if (this.table !== null) {
+      scanTable(text, this.table, this.width, this.asciiClass, this.otherClass, this.report, onHit)
+    } else {
+      let node = 0
+      for (let i = 0; i < text.length; i++) {
+        const c = text.charCodeAt(i)
         let target = (this.next[node] as Map<number, number>).get(c)
         while (target === undefined && node !== 0) {
           node = this.fail[node] as number
           target = (this.next[node] as Map<number, number>).get(c)
         }
         node = target ?? 0
-      }
-      let hit = report[node] as number
-      if (hit < 0 || isWordAt(text, i + 1)) continue
-      // The longest phrase ending here that also starts on a word boundary.
-      while (hit >= 0) {
-        const start = i + 1 - (this.depth[hit] as number)
-        if (!isWordBefore(text, start)) {
-          candidates.push({ start, end: i + 1, phrase: this.output[hit] as number })
-          break
-        }
-        hit = this.dict[hit] as number
+        if ((this.report[node] as number) >= 0) onHit(i, node)
       }
     }
     if (candidates.length < 2) return candidates
@@ -187,4 +185,22 @@ export function unfold(folded: Folded, hits: readonly PhraseHit[]): PhraseMatch[
     end: originalEnd(folded, hit.end - 1),
     phrase: hit.phrase,
   }))
+}
+
+/** The table-driven scan, kept apart from the class so that V8 compiles its loop on its own. */
+function scanTable(
+  text: string,
+  table: Int32Array,
+  width: number,
+  asciiClass: Uint16Array,
+  otherClass: ReadonlyMap<number, number>,
+  report: Int32Array,
+  onHit: (i: number, node: number) => void,
+): void {
+  let node = 0
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    node = table[node * width + (c < 128 ? (asciiClass[c] as number) : (otherClass.get(c) ?? 0))] as number
+    if ((report[node] as number) >= 0) onHit(i, node)
+  }
 }

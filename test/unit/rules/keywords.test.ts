@@ -2,6 +2,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { fold, foldTarget, originalEnd, originalStart } from '../../../src/rules/detectors/fold.js'
 import { keywordsMatcher } from '../../../src/rules/detectors/index.js'
+import { PhraseSet } from '../../../src/rules/detectors/phrase-set.js'
 import { cpSlice, msg } from './detector-helpers.js'
 
 const find = (phrases: string[], text: string) => keywordsMatcher(phrases)(msg(text))
@@ -89,12 +90,16 @@ describe('foldTarget', () => {
 })
 
 describe('fold', () => {
-  it('folds ASCII text without whitespace runs unit for unit, as the general path does', () => {
+  it('folds ASCII text as the general path does, offsets included', () => {
     // A trailing "é" sends the same text down the general path; the first units must agree.
-    const ascii = fc.string({ unit: fc.integer({ min: 0, max: 0x7f }).map((c) => String.fromCharCode(c)) })
+    const ascii = fc.string({
+      unit: fc.oneof(
+        fc.integer({ min: 0, max: 0x7f }).map((c) => String.fromCharCode(c)),
+        fc.constantFrom(' ', '\n', '\t', '\r\n', '  '),
+      ),
+    })
     fc.assert(
-      fc.property(ascii, (raw) => {
-        const text = raw.replace(/\s+/g, (run) => run[0] as string)
+      fc.property(ascii, (text) => {
         const fast = fold(text)
         expect(fast.start).toBeUndefined()
         const general = fold(`${text}é`)
@@ -115,5 +120,29 @@ describe('fold', () => {
     expect(folded.text).toBe('wire transfer')
     expect([originalStart(folded, 4), originalEnd(folded, 4)]).toEqual([4, 8])
     expect(originalStart(folded, 5)).toBe(8)
+  })
+})
+
+describe('PhraseSet', () => {
+  it('finds the same whole words through its table and, for a set too large for one, its links', () => {
+    const phrases = ['wire transfer', 'wire', 'transfer', 'ïnternal', 'api key']
+    // 1,000 phrases of 256 CJK characters: more nodes × character classes than a table may hold.
+    const large = Array.from({ length: 1000 }, (_, i) =>
+      Array.from({ length: 256 }, (_, j) => String.fromCharCode(0x4e00 + ((i * 256 + j) % 3000))).join(''),
+    )
+    const text = 'a wire transfer, wire-transfer, ïnternal api key; wiretransfer and api  key'
+    const small = new PhraseSet(phrases)
+    const big = new PhraseSet([...phrases, ...large])
+    expect((big as unknown as { table: unknown }).table).toBeNull()
+    expect((small as unknown as { table: unknown }).table).not.toBeNull()
+    const hits = small.search(text)
+    expect(hits.map((h) => text.slice(h.start, h.end))).toEqual([
+      'wire transfer',
+      'wire',
+      'transfer',
+      'ïnternal',
+      'api key',
+    ])
+    expect(big.search(text)).toEqual(hits)
   })
 })
