@@ -118,7 +118,7 @@ async function seedSqlite(file, count, days) {
   const insertEntries = (n) =>
     db.prepare(`insert into evaluations (seq, app_seq, id, created, verdict, doc) values ${values(n, 6)}`)
   const insertPolicies = (n) =>
-    db.prepare(`insert into evaluation_policies (seq, policy_id, app_seq, created) values ${values(n, 4)}`)
+    db.prepare(`insert into evaluation_policies (seq, policy_id, app_seq, created, verdict) values ${values(n, 5)}`)
   const fullEntries = insertEntries(ROWS)
   const statements = new Map()
   const policiesOf = (n) => {
@@ -148,8 +148,8 @@ async function seedSqlite(file, count, days) {
   db.exec('begin')
   for (const row of rows(count, days, appSeq, firstSeq)) {
     entries.push(row)
-    policies.push([row.seq, 'no-pii', row.appSeq, row.created])
-    if (row.withTone) policies.push([row.seq, 'tone', row.appSeq, row.created])
+    policies.push([row.seq, 'no-pii', row.appSeq, row.created, row.verdict])
+    if (row.withTone) policies.push([row.seq, 'tone', row.appSeq, row.created, row.verdict])
     if (entries.length === ROWS) flushRows()
     if (++inTransaction === TRANSACTION) {
       db.exec('commit')
@@ -203,19 +203,20 @@ async function seedPostgres(url, count, days) {
     const policies = entries.flatMap((r) =>
       r.withTone
         ? [
-            [r.seq, 'no-pii', r.appSeq, r.created],
-            [r.seq, 'tone', r.appSeq, r.created],
+            [r.seq, 'no-pii', r.appSeq, r.created, r.verdict],
+            [r.seq, 'tone', r.appSeq, r.created, r.verdict],
           ]
-        : [[r.seq, 'no-pii', r.appSeq, r.created]],
+        : [[r.seq, 'no-pii', r.appSeq, r.created, r.verdict]],
     )
     await client.query(
-      `insert into evaluation_policies (seq, policy_id, app_seq, created)
-       select * from unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[])`,
+      `insert into evaluation_policies (seq, policy_id, app_seq, created, verdict)
+       select * from unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[], $5::text[])`,
       [
         policies.map((p) => p[0]),
         policies.map((p) => p[1]),
         policies.map((p) => p[2]),
         policies.map((p) => p[3]),
+        policies.map((p) => p[4]),
       ],
     )
     entries = []

@@ -26,11 +26,11 @@ function policyRow(db: Db, policyId: string, id: string): CompiledQuery {
   if (text === undefined) {
     text = db
       .insertInto('evaluation_policies')
-      .columns(['seq', 'policy_id', 'app_seq', 'created'])
+      .columns(['seq', 'policy_id', 'app_seq', 'created', 'verdict'])
       .expression((eb) =>
         eb
           .selectFrom('evaluations')
-          .select((s) => ['seq', s.val('').as('policy_id'), 'app_seq', 'created'])
+          .select((s) => ['seq', s.val('').as('policy_id'), 'app_seq', 'created', 'verdict'])
           .where('id', '=', ''),
       )
       .compile().sql
@@ -138,7 +138,8 @@ export interface LogPage {
 /**
  * One page of an application's log, newest first, after `after`. Each filter combination is a
  * keyset scan of one index, read from its newest end: with a policy, the rows of
- * `evaluation_policies` for it (and each its entry); else with a verdict, that index; else the
+ * `evaluation_policies` for it (by verdict too when one is asked; and each its entry); else with a
+ * verdict, that index; else the
  * application's. The cursor condition bounds `created` by itself first, so that it is a range of
  * the index on both stores, and excludes the rows at the same second it has already passed.
  */
@@ -163,7 +164,7 @@ export async function listEvaluationDocuments(
           .where('p.app_seq', '=', appSeq)
           .where('p.policy_id', '=', policyId)
   ) as SelectQueryBuilder<Database & { e: EvaluationsTable }, 'e', object>
-  if (verdict !== undefined) query = query.where('e.verdict', '=', verdict)
+  if (verdict !== undefined) query = query.where(sql.ref<string>(`${k}.verdict`), '=', verdict)
   if (since !== undefined) query = query.where(created, '>=', since)
   if (until !== undefined) query = query.where(created, '<=', until)
   if (after) {
@@ -272,9 +273,10 @@ export async function insertEvaluationBatch(
       policy_id: policyId,
       app_seq: e.appSeq,
       created: e.created,
+      verdict: e.verdict,
     })),
   )
-  // Four values a row: well under SQLite's limit of 32,766 bound values a statement.
+  // Five values a row: well under SQLite's limit of 32,766 bound values a statement.
   for (let i = 0; i < policies.length; i += 5000)
     await db
       .insertInto('evaluation_policies')

@@ -132,6 +132,8 @@ export interface EvaluationPoliciesTable {
   policy_id: string
   app_seq: number
   created: number
+  /** The evaluation's verdict, for the policy and verdict filters together. */
+  verdict: string
 }
 
 export interface Database {

@@ -54,6 +54,7 @@ export function evaluationLog(dialect: MigrationDialect): Migration {
         .addColumn('policy_id', 'text', (c) => c.notNull())
         .addColumn('app_seq', int, (c) => c.notNull())
         .addColumn('created', int, (c) => c.notNull())
+        .addColumn('verdict', 'text', (c) => c.notNull())
         .addPrimaryKeyConstraint('evaluation_policies_pk', ['seq', 'policy_id'])
       // On SQLite the primary key is the table itself: no rowid, no second b-tree.
       if (!pg) policies = policies.modifyEnd(sql`without rowid`)
@@ -62,6 +63,14 @@ export function evaluationLog(dialect: MigrationDialect): Migration {
         .createIndex('evaluation_policies_app_policy_idx')
         .on('evaluation_policies')
         .columns(['app_seq', 'policy_id', 'created', 'seq'])
+        .execute()
+      // The policy and verdict filters together read this index alone, in the page's order: on
+      // PostgreSQL, joining the entries to check their verdict read every entry of the policy
+      // back to the page's last failure (0.48 × the small log's speed at ten million entries).
+      await db.schema
+        .createIndex('evaluation_policies_app_policy_verdict_idx')
+        .on('evaluation_policies')
+        .columns(['app_seq', 'policy_id', 'verdict', 'created', 'seq'])
         .execute()
     },
   }
