@@ -15,7 +15,7 @@ import {
   streamTexts,
   upstreamBody,
 } from '../proxy/completions.js'
-import { callUpstream, type FetchLike } from '../proxy/upstream.js'
+import { callUpstream } from '../proxy/upstream.js'
 import type { Application } from '../schemas/applications.js'
 import type { ChatCompletionRequest, WardenOutcome } from '../schemas/chat-completions.js'
 import type { Evaluation } from '../schemas/evaluations.js'
@@ -37,8 +37,6 @@ export interface ChatCompletionsDependencies {
   evaluations: Pick<EvaluationsService, 'evaluateUnlogged' | 'log'>
   config: Pick<Config, 'providers' | 'providerTimeoutMs'>
   clock: Clock
-  /** How the upstream is reached; the global fetch unless a test sets another. */
-  fetch?: FetchLike
 }
 
 const PATH_POINTER = '#/path/application_id'
@@ -109,16 +107,13 @@ export class ChatCompletionsService {
     let texts: Map<number, string | null>
     let indexes: number[]
     try {
-      reply = await callUpstream(
-        {
-          upstream,
-          body,
-          stream,
-          timeoutMs: this.deps.config.providerTimeoutMs,
-          ...(signal ? { signal } : {}),
-        },
-        this.deps.fetch,
-      )
+      reply = await callUpstream({
+        upstream,
+        body,
+        stream,
+        timeoutMs: this.deps.config.providerTimeoutMs,
+        ...(signal ? { signal } : {}),
+      })
       texts = reply.stream ? streamTexts(reply.chunks).texts : completionTexts(reply.completion)
       indexes = [...texts.keys()].sort((a, b) => a - b)
       decided = await Promise.all(

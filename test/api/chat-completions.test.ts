@@ -1,3 +1,4 @@
+import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import OpenAI from 'openai'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
@@ -21,6 +22,9 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
   let double: UpstreamDouble
   let base: string
   let client: OpenAI
+  /** A provider that drops a kept-alive connection the moment it is used again, as idle timeouts race. */
+  let resetting: Server
+  let resetAnswers = 0
 
   const sdk = (application: string, key = t.adminKey) =>
     new OpenAI({ apiKey: key, baseURL: `${base}/v1/applications/${application}`, maxRetries: 0 })
@@ -47,7 +51,25 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
 
   beforeAll(async () => {
     double = await startUpstreamDouble()
+    const served = new WeakMap<object, number>()
+    resetting = createServer((req, res) => {
+      const n = (served.get(req.socket) ?? 0) + 1
+      served.set(req.socket, n)
+      if (n > 1) {
+        req.socket.destroy()
+        return
+      }
+      req.resume()
+      req.on('end', () => {
+        resetAnswers++
+        const body = JSON.stringify(completion('Your order ships on Thursday.'))
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
+        res.end(body)
+      })
+    })
+    await new Promise<void>((resolve) => resetting.listen(0, '127.0.0.1', resolve))
     t = await createTestApp(kind, {
+      PROVIDER_RESETTING_BASE_URL: `http://127.0.0.1:${(resetting.address() as AddressInfo).port}/v1`,
       PROVIDER_DOUBLE_BASE_URL: double.baseUrl,
       PROVIDER_DOUBLE_API_KEY: UPSTREAM_KEY,
       PROVIDER_UNREACHABLE_BASE_URL: 'http://127.0.0.1:9/v1',
@@ -90,6 +112,13 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
       model: 'm',
     })
     await create('/v1/applications', {
+      id: 'resetting',
+      name: 'x',
+      description: '',
+      provider: 'resetting',
+      model: 'm',
+    })
+    await create('/v1/applications', {
       id: 'unreachable',
       name: 'x',
       description: '',
@@ -101,6 +130,8 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
   afterAll(async () => {
     await t?.close()
     await double?.close()
+    resetting?.closeAllConnections()
+    await new Promise((resolve) => resetting?.close(resolve))
   })
   beforeEach(() => {
     double.received.length = 0
@@ -547,7 +578,16 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
         502,
         'upstream_error',
       )
-      expect(body.detail).toMatch(/^Could not reach the model provider \(/)
+      expect(body.detail).toBe('Could not reach the model provider (ECONNREFUSED)')
+    })
+
+    it('sends a call again on a new connection when the provider dropped the kept-alive one as it was reused', async () => {
+      for (let i = 0; i < 3; i++) {
+        const res = await post('resetting', { messages: user('Where is my order?') })
+        expect(res.status, await res.clone().text()).toBe(200)
+        expect((await res.json()).choices[0].message.content).toBe('Your order ships on Thursday.')
+      }
+      expect(resetAnswers).toBe(3)
     })
 
     it('answers 504 upstream_timeout when the upstream is silent, streamed or not', async () => {
