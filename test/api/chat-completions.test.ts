@@ -585,7 +585,8 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
       for (let i = 0; i < 3; i++) {
         const res = await post('resetting', { messages: user('Where is my order?') })
         expect(res.status, await res.clone().text()).toBe(200)
-        expect((await res.json()).choices[0].message.content).toBe('Your order ships on Thursday.')
+        const body = (await res.json()) as { choices: { message: { content: string } }[] }
+        expect(body.choices[0]?.message.content).toBe('Your order ships on Thursday.')
       }
       expect(resetAnswers).toBe(3)
     })
