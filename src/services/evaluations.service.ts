@@ -103,9 +103,8 @@ export class EvaluationsService {
     options: EvaluationOptions = {},
   ): Promise<{ answer: Evaluation; record: EvaluationRecord }> {
     const { workspaceId } = caller
-    const signal = options.signal
-      ? AbortSignal.any([options.signal, this.stopping.signal])
-      : this.stopping.signal
+    const asked = options.signal
+    const signal = asked ? () => AbortSignal.any([asked, this.stopping.signal]) : this.stopping.signal
     const started = performance.now()
     const drafts = this.compileDrafts(request.draft_policies ?? [])
     const { appSeq, policies: stored } =

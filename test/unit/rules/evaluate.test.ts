@@ -404,6 +404,22 @@ describe('evaluation: judged rules', () => {
       ],
     })
 
+  it('makes the signal it is given as a function only when it asks the judge', async () => {
+    let made = 0
+    const controller = new AbortController()
+    const signal = () => {
+      made++
+      return controller.signal
+    }
+    const fake = fakeJudge(score(0.9), true)
+    await evaluate([policy({ rules: [{ type: 'pii' }] })], answered, { judge: fake.judge, signal })
+    expect(made).toBe(0)
+    const outcome = await evaluate([judgedPolicy()], answered, { judge: fake.judge, signal })
+    expect(made).toBe(1)
+    expect(fake.questions).toHaveLength(7)
+    expect(rulesOf(outcome).map((r) => r.method)).toEqual(['judge', 'judge', 'judge', 'judge', 'judge'])
+  })
+
   it('asks the judge every question of an evaluation before any is answered', async () => {
     const fake = fakeJudge(score(0.9))
     const pending = evaluate([judgedPolicy(), judgedPolicy()], answered, { judge: fake.judge })
