@@ -12,7 +12,6 @@ import {
   redactConversation,
 } from '../rules/evaluate.js'
 import type { Judge } from '../rules/judge.js'
-import { checkRules, normalizeRule } from '../rules/validation.js'
 import type { Evaluation, EvaluationRequest, EvaluationSource } from '../schemas/evaluations.js'
 import type { Policy } from '../schemas/policies.js'
 import type { Store } from '../store/database.js'
@@ -22,6 +21,7 @@ import type { PolicyRow } from '../store/tables.js'
 import type { Clock } from './clock.js'
 import { applicationNotFound } from './common.js'
 import { policyFromColumns } from './documents.js'
+import { draftPolicy, evaluablePolicy } from './evaluable.js'
 import type { EvaluationCaller, EvaluationLogService, EvaluationRecord } from './evaluation-log.service.js'
 
 /** The stored policies an evaluation evaluates, and the application's row they belong to. */
@@ -32,19 +32,6 @@ interface StoredPolicies {
 
 /** Compiled policy revisions kept in memory, at most. */
 const COMPILED_CACHE_SIZE = 10_000
-
-/** A policy as evaluated: what it says, and the revision it says it at. */
-const evaluable = (policy: Policy, draft: boolean): EvaluablePolicy => ({
-  id: policy.id,
-  revision: draft ? null : policy.revision,
-  draft,
-  rules: policy.rules,
-  target: policy.target,
-  definition: policy.definition,
-  override_response: policy.override_response,
-  mode: policy.mode,
-  on_error: policy.on_error,
-})
 
 export type { EvaluationCaller } from './evaluation-log.service.js'
 
@@ -255,7 +242,10 @@ export class EvaluationsService {
         continue
       }
       const policy = compilePolicy(
-        evaluable(policyFromColumns({ ...past, id, created: row.created, updated: past.created }), false),
+        evaluablePolicy(
+          policyFromColumns({ ...past, id, created: row.created, updated: past.created }),
+          false,
+        ),
       )
       this.compiled.set(key, policy)
       compiled.push(policy)
@@ -265,7 +255,7 @@ export class EvaluationsService {
   }
 
   private compileRow(row: PolicyRow): CompiledPolicy {
-    const policy = compilePolicy(evaluable(policyFromColumns(row), false))
+    const policy = compilePolicy(evaluablePolicy(policyFromColumns(row), false))
     this.compiled.set(`${row.seq}:${row.revision}`, policy)
     return policy
   }
@@ -274,20 +264,9 @@ export class EvaluationsService {
   private compileDrafts(drafts: NonNullable<EvaluationRequest['draft_policies']>): CompiledPolicy[] {
     const errors: FieldError[] = []
     const compiled = drafts.map((draft, i) => {
-      const rules = draft.rules.map(normalizeRule)
-      const definition = draft.definition ?? null
-      errors.push(...checkRules(rules, definition, `/draft_policies/${i}`))
-      return compilePolicy({
-        id: draft.id,
-        revision: null,
-        draft: true,
-        rules,
-        target: draft.target,
-        definition,
-        override_response: draft.override_response ?? null,
-        mode: draft.mode ?? 'enforce',
-        on_error: draft.on_error ?? 'fail_closed',
-      })
+      const checked = draftPolicy(draft, `/draft_policies/${i}`)
+      errors.push(...checked.errors)
+      return compilePolicy(checked.policy)
     })
     if (errors.length > 0) throw invalid(errors)
     return compiled

@@ -31,8 +31,9 @@ import type { Database, PolicyRevisionRow } from '../store/tables.js'
 import type { Clock } from './clock.js'
 import { applicationNotFound, assertSameId, newEtag, policyNotFound } from './common.js'
 import { policyDocument, policyFromColumns, type Stored } from './documents.js'
+import { evaluablePolicy } from './evaluable.js'
 import { decodeCursor, documentPage, type Page, toPage } from './pagination.js'
-import { type PolicyTestsService, storedPolicy, testsFailed } from './policy-tests.service.js'
+import { type PolicyTestsService, testsFailed } from './policy-tests.service.js'
 import { assertIfMatch, preconditionFailed } from './preconditions.js'
 
 /** A stored version, shown as the policy was then; `updated` is when that version was written. */
@@ -192,7 +193,7 @@ export class PoliciesService {
       checkContent(next)
       const cases = await tests.listCases(key)
       if (cases.length > 0 && !sameContent(next, current)) {
-        const policy = storedPolicy({ ...current, ...next }, true)
+        const policy = evaluablePolicy({ ...current, ...next }, true)
         const results = await tests.runCases(applicationId, compilePolicy(policy), cases)
         const failures = results.filter((result) => result.outcome === 'failed')
         if (failures.length > 0) throw testsFailed(failures, results.length)

@@ -12,7 +12,6 @@ import {
   type PolicyResult,
 } from '../rules/evaluate.js'
 import type { Judge } from '../rules/judge.js'
-import { checkRules, normalizeRule } from '../rules/validation.js'
 import type { Evaluation } from '../schemas/evaluations.js'
 import type { Policy, PolicyCreate } from '../schemas/policies.js'
 import {
@@ -44,6 +43,7 @@ import type { Database, PolicyTestRow } from '../store/tables.js'
 import type { Clock } from './clock.js'
 import { applicationNotFound, assertSameId, newEtag, policyNotFound } from './common.js'
 import { pageJson, policyFromColumns, type Stored } from './documents.js'
+import { draftPolicy, evaluablePolicy } from './evaluable.js'
 import { decodeCursor, encodeCursor } from './pagination.js'
 import { assertIfMatch, preconditionFailed } from './preconditions.js'
 
@@ -114,41 +114,16 @@ export function judgeOutcome(expected: Expected, result: PolicyResult): Outcome 
   return undecided ? 'skipped' : 'passed'
 }
 
-/** A policy's current revision, as evaluation takes it. */
-export const storedPolicy = (p: Policy, draft = false): EvaluablePolicy => ({
-  id: p.id,
-  revision: draft ? null : p.revision,
-  draft,
-  rules: p.rules,
-  target: p.target,
-  definition: p.definition,
-  override_response: p.override_response,
-  mode: p.mode,
-  on_error: p.on_error,
-})
-
 /** A draft body, validated exactly like a create (pointers under /draft); its id must be the policy's. */
-function draftPolicy(policyId: string, draft: PolicyCreate): EvaluablePolicy {
-  const rules = draft.rules.map(normalizeRule)
-  const definition = draft.definition ?? null
-  const errors = checkRules(rules, definition, '/draft')
+function checkedDraft(policyId: string, draft: PolicyCreate): EvaluablePolicy {
+  const { policy, errors } = draftPolicy(draft, '/draft')
   if (draft.id !== policyId)
     errors.unshift({
       pointer: '/draft/id',
       detail: `must be the id of the policy in the path ("${policyId}")`,
     })
   if (errors.length > 0) throw invalid(errors)
-  return {
-    id: policyId,
-    revision: null,
-    draft: true,
-    rules,
-    target: draft.target,
-    definition,
-    override_response: draft.override_response ?? null,
-    mode: draft.mode ?? 'enforce',
-    on_error: draft.on_error ?? 'fail_closed',
-  }
+  return policy
 }
 
 /** The 409 a policy change gets when it breaks stored cases. */
@@ -322,10 +297,10 @@ export class PolicyTestsService {
   ): Promise<PolicyTestRun> {
     const key = { workspaceId, applicationId, policyId }
     const { db } = this.deps.store
-    const draft = request.draft ? draftPolicy(policyId, request.draft) : null
+    const draft = request.draft ? checkedDraft(policyId, request.draft) : null
     const row = await findPolicy(db, workspaceId, applicationId, policyId)
     if (!row) throw await this.missing(db, key)
-    const policy = draft ?? storedPolicy(policyFromColumns(row))
+    const policy = draft ?? evaluablePolicy(policyFromColumns(row))
     const cases = await listAllPolicyTests(db, key)
     const results = await this.runCases(applicationId, compilePolicy(policy), cases, signal)
     const summary = { total: results.length, passed: 0, failed: 0, skipped: 0 }
