@@ -4,16 +4,9 @@ import { v7 as uuidv7 } from 'uuid'
 import { type FieldError, invalid } from '../errors.js'
 import type { Metrics } from '../metrics.js'
 import type { ConversationInput } from '../rules/conversation.js'
-import {
-  type CompiledPolicy,
-  compilePolicy,
-  type EvaluablePolicy,
-  evaluate,
-  redactConversation,
-} from '../rules/evaluate.js'
+import { type CompiledPolicy, compilePolicy, evaluate, redactConversation } from '../rules/evaluate.js'
 import type { Judge } from '../rules/judge.js'
 import type { Evaluation, EvaluationRequest, EvaluationSource } from '../schemas/evaluations.js'
-import type { Policy } from '../schemas/policies.js'
 import type { Store } from '../store/database.js'
 import { findApplicationSeq, findEvaluatedApplication } from '../store/evaluations.repository.js'
 import { findPolicy, findPolicyBySeq, findPolicyRevision } from '../store/policies.repository.js'

@@ -13,7 +13,7 @@ import {
 } from '../rules/evaluate.js'
 import type { Judge } from '../rules/judge.js'
 import type { Evaluation } from '../schemas/evaluations.js'
-import type { Policy, PolicyCreate } from '../schemas/policies.js'
+import type { PolicyCreate } from '../schemas/policies.js'
 import {
   type Expected,
   MAX_TESTS_PER_POLICY,
