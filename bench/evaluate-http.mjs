@@ -235,7 +235,9 @@ async function main() {
       ? { requests: [{ method: 'POST', path: refPath, headers: auth, body: BIG_BODY }], connections: 2 }
       : { requests: reference.requests() }
     await load({ port: warden.port, ...profiled, duration: 3 })
-    console.log(`profiling: ${opts['profile-seconds']} s of the ${big ? '0.9 MiB' : 'reference'} case under load`)
+    console.log(
+      `profiling: ${opts['profile-seconds']} s of the ${big ? '0.9 MiB' : 'reference'} case under load`,
+    )
     const r = await load({ port: warden.port, ...profiled, duration: Number(opts['profile-seconds']) })
     console.log(`${r.requests.average} req/s, p99 ${r.latency.p99} ms, ${errorsOf(r)} errors`)
     warden.proc.kill('SIGINT')

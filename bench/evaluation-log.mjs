@@ -306,7 +306,7 @@ async function main() {
   const stamp = new Date().toISOString().replaceAll(':', '-').replaceAll('.', '-')
   const name = `${stamp}-evaluation-log${opts.label ? `-${opts.label}` : ''}`
   mkdirSync(join(root, 'bench/results'), { recursive: true })
-  writeFileSync(join(root, `bench/results/${name}.json`), JSON.stringify({ opts, results }, null, 2))
+  writeFileSync(join(root, `bench/results/${name}.json`), `${JSON.stringify({ opts, results }, null, 2)}\n`)
   writeFileSync(join(root, `bench/results/${name}.md`), `${markdown}\n`)
 }
 
