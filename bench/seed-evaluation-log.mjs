@@ -118,7 +118,9 @@ async function seedSqlite(file, count, days) {
   const insertEntries = (n) =>
     db.prepare(`insert into evaluations (seq, app_seq, id, created, verdict, doc) values ${values(n, 6)}`)
   const insertPolicies = (n) =>
-    db.prepare(`insert into evaluation_policies (seq, policy_id, app_seq, created, verdict) values ${values(n, 5)}`)
+    db.prepare(
+      `insert into evaluation_policies (seq, policy_id, app_seq, created, verdict) values ${values(n, 5)}`,
+    )
   const fullEntries = insertEntries(ROWS)
   const statements = new Map()
   const policiesOf = (n) => {

@@ -98,7 +98,7 @@ function isAsciiSpace(c: number): boolean {
   return c === 32 || (c >= 9 && c <= 13)
 }
 
-const NON_ASCII = /[^\x00-\x7f]/
+const NON_ASCII = /[\u0080-\uffff]/
 /** ASCII whitespace runs of two or more. */
 const SPACE_RUN = /[ \t\n\v\f\r]{2,}/g
 /** What folds to a space: other whitespace, and runs (single spaces stay, unreplaced, which is 7× faster). */
