@@ -5,7 +5,7 @@
 // - the reference case: a 6-message conversation of about 4 KB holding an email, a phone number,
 //   a card number and one keyword, against one policy of pii (all kinds), keywords (100 phrases),
 //   two regex rules and a length rule over user, assistant and system. Requests/s as a ratio to the
-//   baseline's (each round paired with a baseline round just before it), p99 at half the peak rate,
+//   baseline's (each round paired with a baseline round just before it), p99 at half the peak rate (evenly spaced, open loop: lib.mjs `steady`),
 //   errors;
 // - the same policy over a conversation of about 0.9 MiB of text in 15 messages (the body limit is
 //   1 MiB, and the JSON around the text must fit under it): MB/s of conversation text evaluated;
@@ -33,6 +33,7 @@ import {
   runPinned,
   START_FLAGS,
   startProcess,
+  steady as steadyLoad,
 } from './lib.mjs'
 
 const { opts, ROUNDS, DURATION, CONNECTIONS } = benchArgs(
@@ -271,8 +272,20 @@ async function main() {
 
   // Steady load at half the peak rate, and the baseline's tail at the same offered load.
   const rate = Math.round(rps / 2)
-  const alone = await load({ port: baseline.port, requests: baselineCase.requests(), rate })
-  const steady = await load({ port: warden.port, requests: reference.requests(), rate })
+  // Open loop, evenly spaced (lib.mjs `steady`): autocannon's rate sends each second's quota back
+  // to back, which measures a saturated server for half of each second.
+  const alone = await steadyLoad({
+    port: baseline.port,
+    request: baselineCase.requests()[0],
+    rate,
+    duration: DURATION,
+  })
+  const steady = await steadyLoad({
+    port: warden.port,
+    request: reference.requests()[0],
+    rate,
+    duration: DURATION,
+  })
 
   // The 0.9 MiB conversation: a few connections, so that reading one body overlaps evaluating another.
   const bigCase = { requests: () => [{ method: 'POST', path: refPath, headers: auth, body: BIG_BODY }] }
@@ -299,7 +312,7 @@ async function main() {
   const loadAfter = loadavg()
 
   const fmt = (n, d = 0) => n.toFixed(d)
-  const errors = rounds.reduce((a, r) => a + r.errors, 0) + errorsOf(steady) + errorsOf(big)
+  const errors = rounds.reduce((a, r) => a + r.errors, 0) + steady.errors + errorsOf(big)
   const checks = [
     [
       'reference case ≥ 0.25 × baseline req/s',
@@ -308,8 +321,8 @@ async function main() {
     ],
     [
       'reference case p99 ≤ 10 ms at half the peak rate',
-      steady.latency.p99 <= 10,
-      `${steady.latency.p99} ms at ${rate} req/s`,
+      steady.p99 <= 10,
+      `${steady.p99} ms at ${rate} req/s`,
     ],
     ['errors = 0', errors === 0, String(errors)],
     ['0.9 MiB conversation ≥ 10 MB/s', mbPerSecond >= 10, `${fmt(mbPerSecond, 1)} MB/s`],
@@ -338,7 +351,7 @@ async function main() {
         `| ${i + 1} | ${fmt(r.baselineRps)} | ${fmt(r.rps)} | ${fmt(r.ratio, 3)} | ${r.p50} | ${r.p99} | ${r.errors} |`,
     ),
     '',
-    `Steady load at ${rate} req/s (half the median peak): p50 ${steady.latency.p50} ms, p99 ${steady.latency.p99} ms, ${errorsOf(steady)} errors; the baseline at the same offered load: p50 ${alone.latency.p50} ms, p99 ${alone.latency.p99} ms.`,
+    `Steady load at ${rate} req/s (half the median peak), evenly spaced, open loop, latency from each request's intended start: p50 ${steady.p50} ms, p99 ${steady.p99} ms, slowest ${steady.max} ms, ${steady.errors} errors in ${steady.requests}; the baseline at the same load: p50 ${alone.p50} ms, p99 ${alone.p99} ms.`,
     '',
     '## 0.9 MiB conversation',
     '',

@@ -1,7 +1,8 @@
 // What the benchmark scripts share: their common options, free ports, starting servers pinned to
-// a core, load with autocannon, a process's CPU time, and pinning the load generator itself.
+// a core, load with autocannon and at a steady rate, a process's CPU time, and pinning the load generator itself.
 import { execFileSync, spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
+import { Agent, request as httpRequest } from 'node:http'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -127,6 +128,63 @@ export function load({ port, requests, duration, connections, rate }) {
       (error, result) => (error ? reject(error) : resolve(result)),
     )
   })
+}
+
+/**
+ * An open-loop load at `rate` requests a second, evenly spaced, for `duration` seconds: request i
+ * is sent at start + i / rate whatever the answers before it (over keep-alive connections, as many
+ * as are in flight), and its latency counts from that intended time, so that a stall of the
+ * server or of this generator is charged to every request it delayed. autocannon's rate is a
+ * quota a second per connection, sent back to back from the start of each second: at "half the
+ * peak rate" the server runs flat out with every connection queued for half of each second, which
+ * measures a saturated server, not a half-loaded one.
+ * Resolves with latency quantiles in ms and counts.
+ */
+export async function steady({ port, request: { method, path, headers = {}, body }, rate, duration }) {
+  const agent = new Agent({ keepAlive: true, maxSockets: 512 })
+  const payload = body === undefined ? undefined : Buffer.from(body)
+  const send = () =>
+    new Promise((resolve) => {
+      const req = httpRequest(
+        {
+          host: '127.0.0.1',
+          port,
+          path,
+          method,
+          agent,
+          headers: { ...headers, ...(payload ? { 'content-length': payload.length } : {}) },
+        },
+        (res) => {
+          res.resume()
+          res.on('end', () => resolve(res.statusCode >= 200 && res.statusCode < 300))
+          res.on('error', () => resolve(false))
+        },
+      )
+      req.on('error', () => resolve(false))
+      req.end(payload)
+    })
+  const total = Math.floor(rate * duration)
+  const latencies = []
+  let errors = 0
+  const pending = []
+  const start = performance.now()
+  for (let i = 0; i < total; i++) {
+    const intended = start + (i * 1000) / rate
+    const wait = intended - performance.now()
+    if (wait >= 1) await sleep(wait)
+    pending.push(
+      send().then((ok) => {
+        if (!ok) errors++
+        latencies.push(performance.now() - intended)
+      }),
+    )
+  }
+  await Promise.all(pending)
+  agent.destroy()
+  latencies.sort((a, b) => a - b)
+  const at = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]
+  const round = (x) => Math.round(x * 100) / 100
+  return { requests: total, errors, p50: round(at(0.5)), p99: round(at(0.99)), max: round(at(1) ?? 0) }
 }
 
 /** Clock ticks a second, the unit of the CPU times in /proc/<pid>/stat. */
