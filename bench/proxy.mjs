@@ -9,9 +9,10 @@
 // Latency: one request at a time over a keep-alive connection, timed here to the microsecond;
 // the added p50 is Warden's p50 less the direct p50 of the round just before it. Throughput:
 // autocannon with --connections, each Warden round paired with a direct round just before it.
-// Where taskset exists the load (this process) and the upstream run on core 0 and Warden on
-// core 1: the upstream is the far side of a network in real life, and a direct call and a
-// proxied one leave it the same core.
+// Beside them, bench/bare-proxy.mjs (a pass-through proxy doing nothing else) shows the ceiling of
+// any proxy's throughput here. Where taskset exists the load (this process) and the upstream run
+// on core 0 and Warden (and the bare proxy) on core 1: the upstream is the far side of a network
+// in real life, and a direct call and a proxied one leave it the same core.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { Agent, request } from 'node:http'
 import { tmpdir } from 'node:os'
@@ -134,6 +135,13 @@ async function main() {
       PROVIDER_BENCH_BASE_URL: `http://127.0.0.1:${upstream.port}/v1`,
       PROVIDER_BENCH_API_KEY: UPSTREAM_KEY,
     })
+    const bare = await startProcess(
+      ['bench/bare-proxy.mjs'],
+      {
+        UPSTREAM_URL: `http://127.0.0.1:${upstream.port}/v1/chat/completions`,
+      },
+      { readyPath: '/' },
+    )
     await api(warden.port, '/v1/applications', {
       id: 'support-bot',
       name: 'Support bot',
@@ -172,6 +180,7 @@ async function main() {
       body: BODY,
       headers,
     }
+    const bareProxy = { name: 'bare proxy', port: bare.port, path: '/', body: BODY, headers: {} }
     const directStream = { ...direct, name: 'direct, streamed', body: STREAM_BODY }
     const proxiedStream = { ...proxied, name: 'through Warden, streamed', body: STREAM_BODY }
 
@@ -199,11 +208,15 @@ async function main() {
     for (let round = 0; round < ROUNDS; round++) {
       const a = await cannon(direct, DURATION, upstream.proc.pid)
       const b = await cannon(proxied, DURATION, warden.proc.pid)
+      const c = await cannon(bareProxy, DURATION, bare.proc.pid)
       throughput.push({
         direct: a.rps,
         proxied: b.rps,
         ratio: b.rps / a.rps,
-        errors: a.errors + b.errors,
+        bare: c.rps,
+        bareRatio: c.rps / a.rps,
+        bareCpuUs: c.cpuUs,
+        errors: a.errors + b.errors + c.errors,
         upstreamCpuUs: a.cpuUs,
         wardenCpuUs: b.cpuUs,
       })
@@ -227,12 +240,17 @@ async function main() {
     say(`## Throughput, ${CONNECTIONS} connections (req/s; ratio = median of the paired rounds)`)
     say()
     say(
-      '| direct | through Warden | × direct (median, spread) | errors | upstream CPU µs/req | Warden CPU µs/req |',
+      '| direct | through Warden | × direct (median, spread) | errors | upstream CPU µs/req | Warden CPU µs/req | bare proxy (bench/bare-proxy.mjs) | its × direct | its CPU µs/req |',
     )
-    say('|---:|---:|---:|---:|---:|---:|')
+    say('|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
     const ratios = throughput.map((r) => r.ratio)
+    const m = (key) => median(throughput.map((r) => r[key]))
     say(
-      `| ${Math.round(median(throughput.map((r) => r.direct)))} | ${Math.round(median(throughput.map((r) => r.proxied)))} | ${fmt(median(ratios))} (${fmt(Math.min(...ratios))}–${fmt(Math.max(...ratios))}) | ${throughput.reduce((n, r) => n + r.errors, 0)} | ${Math.round(median(throughput.map((r) => r.upstreamCpuUs)))} | ${Math.round(median(throughput.map((r) => r.wardenCpuUs)))} |`,
+      `| ${Math.round(m('direct'))} | ${Math.round(m('proxied'))} | ${fmt(median(ratios))} (${fmt(Math.min(...ratios))}–${fmt(Math.max(...ratios))}) | ${throughput.reduce((n, r) => n + r.errors, 0)} | ${Math.round(m('upstreamCpuUs'))} | ${Math.round(m('wardenCpuUs'))} | ${Math.round(m('bare'))} | ${fmt(m('bareRatio'))} | ${Math.round(m('bareCpuUs'))} |`,
+    )
+    say()
+    say(
+      'The bare proxy forwards each body over a keep-alive connection and relays the answer, with nothing else: the most any proxy in Node reaches against this upstream.',
     )
     say()
     const addedP50 = median(latency.plain.map((r) => r.added))
