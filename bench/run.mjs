@@ -24,6 +24,7 @@ import {
   runPinned,
   START_FLAGS,
   startProcess,
+  steady as steadyLoad,
 } from './lib.mjs'
 
 const { opts, ROUNDS, DURATION, CONNECTIONS } = benchArgs(
@@ -200,18 +201,25 @@ async function benchStore(label, env, budget) {
   const steady = []
   for (const c of [cases[0], cases[2]]) {
     const rate = Math.round(rows.find((r) => r.case === c.name).rps / 2)
-    const alone = await load({ port: baseline.server.port, requests: baseline.case.requests(), rate })
+    // Evenly spaced, open loop (lib.mjs `steady`): autocannon's rate would send each second's
+    // quota back to back and measure a saturated server for half of each second.
+    const alone = await steadyLoad({
+      port: baseline.server.port,
+      request: baseline.case.requests()[0],
+      rate,
+      duration: DURATION,
+    })
     const { result } = await sampleRss(server.proc.pid, () =>
-      load({ port: server.port, requests: c.requests(), rate }),
+      steadyLoad({ port: server.port, request: c.requests()[0], rate, duration: DURATION }),
     )
     steady.push({
       case: c.name,
       rate,
-      p50: result.latency.p50,
-      p99: result.latency.p99,
-      errors: result.non2xx + result.errors,
-      baselineP50: alone.latency.p50,
-      baselineP99: alone.latency.p99,
+      p50: result.p50,
+      p99: result.p99,
+      errors: result.errors,
+      baselineP50: alone.p50,
+      baselineP99: alone.p99,
     })
   }
   server.proc.kill('SIGTERM')
