@@ -1,10 +1,8 @@
 /**
  * The call to a model provider's OpenAI-compatible Chat Completions endpoint (CONTRACT section
- * 11): one POST over node:http or node:https with a keep-alive agent, the whole reply read
- * within the provider timeout, a streamed reply parsed by eventsource-parser and kept whole
- * (Warden evaluates it before a client sees any of it). Not `fetch`: a round trip through it
- * cost 0.8–1.4 ms of CPU here against 0.1 ms for node:http (both ends of a local call), on the
- * path of every guarded completion. Failures become 502 upstream_error or 504 upstream_timeout; the provider's key appears in
+ * 11): one POST over a keep-alive connection (src/outbound.ts), the whole reply read within
+ * the provider timeout, a streamed reply parsed by eventsource-parser and kept whole (Warden
+ * evaluates it before a client sees any of it). Failures become 502 upstream_error or 504 upstream_timeout; the provider's key appears in
  * no error, since a provider may echo it back in its own error messages.
  */
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http'
@@ -12,6 +10,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https'
 import { createParser } from 'eventsource-parser'
 import type { ProviderUpstream } from '../config.js'
 import { AppError } from '../errors.js'
+import { postJson, readBody } from '../outbound.js'
 import { isChunk, isCompletion, type StreamChunk, streamTexts } from './completions.js'
 
 type Json = Record<string, unknown>
@@ -37,46 +36,6 @@ export interface UpstreamCall {
 /** The client closed its connection before the answer: nobody is left to answer. */
 export class ClientGoneError extends Error {
   override name = 'ClientGoneError'
-}
-
-/** Connections to providers, kept open between calls. */
-const agents = {
-  http: new HttpAgent({ keepAlive: true }),
-  https: new HttpsAgent({ keepAlive: true }),
-}
-
-/**
- * POSTs `payload` to `url`, resolving with the response once its head arrives. A keep-alive
- * connection the provider closed just as it was reused fails with ECONNRESET before the provider
- * saw anything: that is tried once more on a new connection, as Node's documentation advises.
- */
-function post(
-  url: URL,
-  headers: Record<string, string>,
-  payload: string,
-  signal: AbortSignal,
-): Promise<IncomingMessage> {
-  const https = url.protocol === 'https:'
-  const attempt = (retry: boolean): Promise<IncomingMessage> =>
-    new Promise((resolve, reject) => {
-      const req = (https ? httpsRequest : httpRequest)(
-        url,
-        {
-          method: 'POST',
-          headers: { ...headers, 'content-length': String(Buffer.byteLength(payload)) },
-          agent: https ? agents.https : agents.http,
-          signal,
-        },
-        resolve,
-      )
-      req.on('error', (error: NodeJS.ErrnoException) => {
-        if (retry && req.reusedSocket && error.code === 'ECONNRESET' && !signal.aborted)
-          resolve(attempt(false))
-        else reject(error)
-      })
-      req.end(payload)
-    })
-  return attempt(true)
 }
 
 /** Calls the upstream and reads its whole reply. */
@@ -108,7 +67,7 @@ export async function callUpstream(call: UpstreamCall): Promise<UpstreamReply> {
   try {
     let response: IncomingMessage
     try {
-      response = await post(
+      response = await postJson(
         new URL(`${upstream.baseUrl}/chat/completions`),
         headers,
         JSON.stringify(body),
@@ -188,15 +147,11 @@ function statusDetail(status: number, text: string): string {
 
 /** The body as text, at most `limit` bytes. */
 async function readText(response: IncomingMessage, limit: number): Promise<string> {
-  const decoder = new TextDecoder()
-  let text = ''
-  let bytes = 0
-  for await (const part of response as AsyncIterable<Uint8Array>) {
-    bytes += part.byteLength
-    if (bytes > limit) throw nonsense(`answered more than ${limit} bytes`)
-    text += decoder.decode(part, { stream: true })
+  try {
+    return await readBody(response, limit)
+  } catch (error) {
+    throw error instanceof RangeError ? nonsense(`answered more than ${limit} bytes`) : error
   }
-  return text + decoder.decode()
 }
 
 /** Every data event of a server-sent event stream up to `[DONE]`, each a chat completion chunk. */

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
+import { postJson, readBody } from '../outbound.js'
 import {
   type Judge,
   JudgeError,
@@ -23,7 +24,6 @@ export interface OpenAiJudgeOptions {
   maxConcurrency: number
   /** Clock of the answer cache and of `onCall`'s durations, in milliseconds (default `performance.now`). */
   now?: () => number
-  fetch?: typeof fetch
   /** Answers kept (default 10,000). */
   cacheSize?: number
   /** Told of every question: answered from the cache, or the outcome and duration of the call made (for metrics). */
@@ -39,6 +39,8 @@ export interface JudgeCall {
 
 /** Identical questions within this window are answered from the cache (section 9). */
 const CACHE_TTL_MS = 10 * 60_000
+/** The most of a judge's answer read: a score and a reason are a few hundred bytes. */
+const MAX_ANSWER_BYTES = 1024 * 1024
 
 /** A counting semaphore: at most `slots` holders; the rest queue in arrival order. */
 class Semaphore {
@@ -92,8 +94,7 @@ function aborted(): JudgeError {
 /** A Judge over any OpenAI-compatible Chat Completions endpoint (section 9). */
 export function createOpenAiJudge(options: OpenAiJudgeOptions): Judge {
   const { model, apiKey, timeoutMs } = options
-  const url = `${options.baseUrl.replace(/\/+$/, '')}/chat/completions`
-  const fetchFn = options.fetch ?? fetch
+  const url = new URL(`${options.baseUrl.replace(/\/+$/, '')}/chat/completions`)
   const slots = new Semaphore(Math.max(1, Math.floor(options.maxConcurrency)))
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' }
   if (apiKey) headers.authorization = `Bearer ${apiKey}`
@@ -127,14 +128,9 @@ export function createOpenAiJudge(options: OpenAiJudgeOptions): Judge {
       let status: number
       let text: string
       try {
-        const response = await fetchFn(url, {
-          method: 'POST',
-          headers,
-          body,
-          signal: AbortSignal.any([signal, timeout]),
-        })
-        status = response.status
-        text = await response.text()
+        const response = await postJson(url, headers, body, AbortSignal.any([signal, timeout]))
+        status = response.statusCode ?? 0
+        text = await readBody(response, MAX_ANSWER_BYTES)
       } catch (error) {
         if (timeout.aborted) {
           report('timeout')
@@ -238,8 +234,10 @@ function completionContent(text: string): string {
   return content
 }
 
-/** The system error code behind a failed fetch (`ECONNREFUSED`), never its message or URL. */
+/** The system error code behind a failed call (`ECONNREFUSED`), never its message or URL. */
 function networkCode(error: unknown): string {
-  const code = (error as { cause?: { code?: unknown } } | null)?.cause?.code
+  const code =
+    (error as { code?: unknown } | null)?.code ??
+    (error as { cause?: { code?: unknown } } | null)?.cause?.code
   return typeof code === 'string' && /^[A-Z][A-Z0-9_]{1,40}$/.test(code) ? ` (${code})` : ''
 }

@@ -230,11 +230,12 @@ describe('OpenAI-compatible judge: answers it refuses', () => {
     const error = await judgeError(judge({ baseUrl: `http://127.0.0.1:${port}/v1` }).score(factuality))
     expect(error.message).toBe('could not reach the judge (ECONNREFUSED)')
     expect(`${error.message} ${error.stack}`).not.toContain(API_KEY)
-    // fetch refuses a URL with credentials; its message, which names the URL, is not passed on.
+    // Credentials in the URL never reach the message either.
     const refused = await judgeError(
       judge({ baseUrl: `http://user:${API_KEY}@127.0.0.1:${port}/v1` }).score(factuality),
     )
-    expect(refused.message).toBe('could not reach the judge')
+    expect(refused.message).toBe('could not reach the judge (ECONNREFUSED)')
+    expect(`${refused.message} ${refused.stack}`).not.toContain(API_KEY)
   })
 
   it('stops when the caller aborts', async () => {
