@@ -22,7 +22,7 @@ import type { Evaluation } from '../schemas/evaluations.js'
 import type { ApplicationsService } from './applications.service.js'
 import type { Clock } from './clock.js'
 import type { EvaluationRecord } from './evaluation-log.service.js'
-import type { EvaluationCaller, EvaluationsService } from './evaluations.service.js'
+import type { EvaluationCaller, EvaluationsService, StoredPolicies } from './evaluations.service.js'
 
 /** A guarded completion, ready to send: JSON, or the text of a whole server-sent event stream. */
 export interface ChatCompletionAnswer {
@@ -118,7 +118,14 @@ export class ChatCompletionsService {
       indexes = [...texts.keys()].sort((a, b) => a - b)
       decided = await Promise.all(
         indexes.map((index) =>
-          this.evaluateOutput(caller, applicationId, conversation, texts.get(index) ?? null, signal),
+          this.evaluateOutput(
+            caller,
+            applicationId,
+            conversation,
+            texts.get(index) ?? null,
+            inputDecided.policies,
+            signal,
+          ),
         ),
       )
     } catch (error) {
@@ -150,12 +157,17 @@ export class ChatCompletionsService {
     }
   }
 
-  /** The evaluation of one choice's reply after the conversation; none for a choice without text (tool calls only). */
+  /**
+   * The evaluation of one choice's reply after the conversation, by the revisions the input was
+   * evaluated with (a policy changed meanwhile judges the next completion); none for a choice
+   * without text (tool calls only).
+   */
   private evaluateOutput(
     caller: EvaluationCaller,
     applicationId: string,
     conversation: EvaluatedMessage[],
     text: string | null,
+    policies: StoredPolicies,
     signal: AbortSignal | undefined,
   ): Promise<{ answer: Evaluation; record: EvaluationRecord }> | null {
     if (text === null) return null
@@ -163,7 +175,7 @@ export class ChatCompletionsService {
       caller,
       applicationId,
       { messages: [...conversation, { role: 'assistant', content: text }] },
-      { ...(signal ? { signal } : {}), source: 'chat_output' },
+      { ...(signal ? { signal } : {}), source: 'chat_output', policies },
     )
   }
 

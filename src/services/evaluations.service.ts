@@ -18,7 +18,7 @@ import { draftPolicy, evaluablePolicy } from './evaluable.js'
 import type { EvaluationCaller, EvaluationLogService, EvaluationRecord } from './evaluation-log.service.js'
 
 /** The stored policies an evaluation evaluates, and the application's row they belong to. */
-interface StoredPolicies {
+export interface StoredPolicies {
   appSeq: number
   policies: CompiledPolicy[]
 }
@@ -33,6 +33,12 @@ export interface EvaluationOptions {
   signal?: AbortSignal
   /** What asked, kept in the evaluation log: the evaluation call (`api`, the default) or a guarded chat completion's input or output check. */
   source?: EvaluationSource
+  /**
+   * The revisions to use, as an earlier evaluation of the same request used them (`decided.policies`),
+   * instead of reading the current ones: a guarded completion's output is judged by the revisions
+   * its input was, and reads none. Not with `policies` in the request.
+   */
+  policies?: StoredPolicies
 }
 
 /** Enforces an application's policies on one conversation (CONTRACT section 8). */
@@ -81,16 +87,18 @@ export class EvaluationsService {
     applicationId: string,
     request: EvaluationRequest,
     options: EvaluationOptions = {},
-  ): Promise<{ answer: Evaluation; record: EvaluationRecord }> {
+  ): Promise<{ answer: Evaluation; record: EvaluationRecord; policies: StoredPolicies }> {
     const { workspaceId } = caller
     const asked = options.signal
     const signal = asked ? () => AbortSignal.any([asked, this.stopping.signal]) : this.stopping.signal
     const started = performance.now()
     const drafts = this.compileDrafts(request.draft_policies ?? [])
-    const { appSeq, policies: stored } =
-      request.policies === null || request.policies === undefined
+    const used =
+      options.policies ??
+      (request.policies === null || request.policies === undefined
         ? await this.currentPolicies(workspaceId, applicationId)
-        : await this.pinnedPolicies(workspaceId, applicationId, request.policies)
+        : await this.pinnedPolicies(workspaceId, applicationId, request.policies))
+    const { appSeq, policies: stored } = used
     const conversation: ConversationInput = { messages: request.messages, context: request.context ?? null }
     const { judge, metrics } = this.deps
     const outcome = await evaluate([...stored, ...drafts], conversation, {
@@ -113,6 +121,7 @@ export class EvaluationsService {
     return {
       answer,
       record: { caller, appSeq, source: options.source ?? 'api', conversation, outcome, answer },
+      policies: used,
     }
   }
 

@@ -196,6 +196,50 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
       ])
     })
 
+    it('judges the output by the revisions the input was judged by, though a policy changes between them', async () => {
+      await create('/v1/applications', {
+        id: 'steady-bot',
+        name: 'x',
+        description: '',
+        provider: 'double',
+        model: 'm',
+      })
+      await create('/v1/applications/steady-bot/policies', {
+        id: 'topic',
+        rules: [{ type: 'keywords', flagged: ['forbidden topic'] }],
+        target: ['input', 'output'],
+      })
+      // While the upstream streams its reply, the policy changes to flag a word of that reply.
+      let patched: Promise<unknown> = Promise.resolve()
+      double.script(() => {
+        patched = t.request({
+          method: 'PATCH',
+          url: '/v1/applications/steady-bot/policies/topic',
+          headers: { 'content-type': 'application/merge-patch+json' },
+          payload: { rules: [{ type: 'keywords', flagged: ['thursday'] }] },
+        })
+        return { chunks: chunksOf('It arrives on Thursday.', { size: 32 }), gapMs: 60 }
+      })
+      const res = await post('steady-bot', { stream: true, messages: user('Where is my parcel?') })
+      expect(res.status).toBe(200)
+      const text = await res.text()
+      expect((await patched) as { statusCode: number }).toMatchObject({ statusCode: 200 })
+      expect(res.headers.get('x-warden-action')).toBe('allow')
+      const ids = [...text.matchAll(/"(?:input|output)_evaluation_id":"([^"]+)"/g)].map((m) => m[1])
+      expect(ids).toHaveLength(2)
+      const revisions = []
+      for (const id of ids) {
+        const entry = await t.request({ method: 'GET', url: `/v1/applications/steady-bot/evaluations/${id}` })
+        expect(entry.statusCode, entry.body).toBe(200)
+        revisions.push(entry.json().policies.map((p: { id: string; revision: number }) => [p.id, p.revision]))
+      }
+      expect(revisions).toEqual([[['topic', 1]], [['topic', 1]]])
+      // The next completion is judged by the change.
+      double.script({ json: completion('It arrives on Thursday.') })
+      const next = await post('steady-bot', { messages: user('And when?') })
+      expect(next.headers.get('x-warden-action')).not.toBe('allow')
+    })
+
     it('passes every field of the request as sent, the request’s values over the defaults', async () => {
       const request = {
         model: 'gpt-4o-mini',
