@@ -9,7 +9,7 @@ import type { Clock } from './clock.js'
 import { type Scope, storeNewKey } from './credentials.js'
 import { decodeTextCursor, type Page, toPage } from './pagination.js'
 
-function toApiKey(row: ApiKeyRow): ApiKey {
+export function toApiKey(row: ApiKeyRow): ApiKey {
   return {
     id: row.id,
     name: row.name,

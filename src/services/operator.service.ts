@@ -1,6 +1,6 @@
 import { v7 as uuidv7 } from 'uuid'
 import type { Store } from '../store/database.js'
-import { fromJson, isUniqueViolation, toJson } from '../store/dialect.js'
+import { isUniqueViolation, toJson } from '../store/dialect.js'
 import {
   countWorkspaces,
   findApiKeyByHash,
@@ -11,6 +11,7 @@ import {
   revokeApiKey,
 } from '../store/keys.repository.js'
 import type { ApiKeyRow, WorkspaceRow } from '../store/tables.js'
+import { toApiKey } from './api-keys.service.js'
 import type { AuthenticationService } from './authentication.service.js'
 import type { Clock } from './clock.js'
 import { DEFAULT_WORKSPACE, hashSecret, type NewKey, type Scope, storeNewKey } from './credentials.js'
@@ -57,17 +58,11 @@ export class OperatorService {
   /** Every key, or a workspace's, with its workspace's name; never a secret. */
   async listKeys(workspaceId?: string): Promise<ApiKeyInfo[]> {
     const rows = await listApiKeys(this.deps.store.db, workspaceId)
-    return rows.map((row) => ({
-      id: row.id,
-      workspace_id: row.workspace_id,
-      workspace: row.workspace_name,
-      name: row.name,
-      prefix: row.prefix,
-      scopes: fromJson<Scope[]>(row.scopes),
-      created: row.created,
-      expires_at: row.expires_at,
-      revoked_at: row.revoked_at,
-    }))
+    // The same fields as the API's key, with the workspace after the id.
+    return rows.map((row) => {
+      const { id, ...key } = toApiKey(row)
+      return { id, workspace_id: row.workspace_id, workspace: row.workspace_name, ...key }
+    })
   }
 
   /** Returns false when no such key exists. The key fails from the next request on. */

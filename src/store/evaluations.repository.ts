@@ -237,21 +237,8 @@ export async function evaluationsForExport(
     .execute()
 }
 
-/** An entry as an import brings it: its application already resolved to its row. */
-export interface ImportedEvaluationEntry {
-  appSeq: number
-  id: string
-  created: number
-  verdict: string
-  policyIds: readonly string[]
-  doc: string
-}
-
 /** Inserts many entries, in their order, with two multi-row statements. Run it inside a write. */
-export async function insertEvaluationBatch(
-  db: Db,
-  entries: readonly ImportedEvaluationEntry[],
-): Promise<void> {
+export async function insertEvaluationBatch(db: Db, entries: readonly NewEvaluationEntry[]): Promise<void> {
   if (entries.length === 0) return
   const inserted = await db
     .insertInto('evaluations')
