@@ -84,3 +84,31 @@ export async function startServer(env: Record<string, string>): Promise<RunningS
     },
   }
 }
+
+/**
+ * `workers` clients, each running `step(i, worker)` (i numbers the steps of all of them) until
+ * `stop`. A step resolves `true` when the server acknowledged its write (the step records it), or
+ * `false` for any other answer; a step that throws was cut off by the server's end.
+ */
+export function driveUntilStopped(workers: number, step: (i: number, worker: number) => Promise<boolean>) {
+  let otherAnswers = 0
+  let cutOff = 0
+  let running = true
+  let n = 0
+  const loops = Array.from({ length: workers }, async (_, worker) => {
+    while (running) {
+      try {
+        if (!(await step(n++, worker))) otherAnswers++
+      } catch {
+        cutOff++
+      }
+    }
+  })
+  return {
+    counts: () => ({ otherAnswers, cutOff }),
+    async stop() {
+      running = false
+      await Promise.all(loops)
+    },
+  }
+}

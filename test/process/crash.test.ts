@@ -1,6 +1,6 @@
 import SQLite from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type RunningServer, startServer } from '../helpers/process.js'
+import { driveUntilStopped, type RunningServer, startServer } from '../helpers/process.js'
 import { freshStoreConfig, type TestStoreConfig } from '../helpers/stores.js'
 
 const ADMIN = 'crash-admin-secret-0123456789abcdef'
@@ -20,62 +20,41 @@ interface Acknowledged {
  */
 function driveLoad(server: RunningServer, workers: number) {
   const acknowledged: Acknowledged[] = []
-  let otherAnswers = 0
-  let cutOff = 0
-  let running = true
-  let n = 0
   const token = Math.random().toString(36).slice(2, 8)
-  const loops = Array.from({ length: workers }, async (_, w) => {
-    let lastPolicy: string | null = null
-    while (running) {
-      const i = n++
-      const step = i % 3
-      const policy = step === 1
-      const patch = step === 2 && lastPolicy !== null
-      const url = patch
-        ? `${server.url}${lastPolicy}`
-        : policy
-          ? `${server.url}/v1/applications/crash-home/policies`
-          : `${server.url}/v1/applications`
-      const body = patch
-        ? { override_response: `changed ${i}` }
-        : policy
-          ? {
-              id: `p-${token}-${w}-${i}`,
-              rules: [{ type: 'pii' }, { type: 'keywords', flagged: [`w${i}`] }],
-              target: ['output'],
-            }
-          : { name: `app ${w}-${i}`, description: 'x'.repeat(200) }
-      try {
-        const res = await fetch(url, {
-          method: patch ? 'PATCH' : 'POST',
-          headers,
-          body: JSON.stringify(body),
-        })
-        const text = await res.text()
-        if (patch && res.status === 200) {
-          acknowledged.push({ url: `${lastPolicy}/revisions/${JSON.parse(text).revision}`, body: text })
-        } else if (res.status === 201) {
-          const location = `${res.headers.get('location')}`
-          // A policy may be changed later: its first version stays readable as revision 1.
-          acknowledged.push({ url: policy ? `${location}/revisions/1` : location, body: text })
-          if (policy) lastPolicy = location
-        } else {
-          otherAnswers++
-        }
-      } catch {
-        cutOff++
-      }
+  const lastPolicy: (string | null)[] = []
+  const drive = driveUntilStopped(workers, async (i, w) => {
+    const last = lastPolicy[w] ?? null
+    const step = i % 3
+    const policy = step === 1
+    const patch = step === 2 && last !== null
+    const url = patch
+      ? `${server.url}${last}`
+      : policy
+        ? `${server.url}/v1/applications/crash-home/policies`
+        : `${server.url}/v1/applications`
+    const body = patch
+      ? { override_response: `changed ${i}` }
+      : policy
+        ? {
+            id: `p-${token}-${w}-${i}`,
+            rules: [{ type: 'pii' }, { type: 'keywords', flagged: [`w${i}`] }],
+            target: ['output'],
+          }
+        : { name: `app ${w}-${i}`, description: 'x'.repeat(200) }
+    const res = await fetch(url, { method: patch ? 'PATCH' : 'POST', headers, body: JSON.stringify(body) })
+    const text = await res.text()
+    if (patch && res.status === 200) {
+      acknowledged.push({ url: `${last}/revisions/${JSON.parse(text).revision}`, body: text })
+      return true
     }
+    if (res.status !== 201) return false
+    const location = `${res.headers.get('location')}`
+    // A policy may be changed later: its first version stays readable as revision 1.
+    acknowledged.push({ url: policy ? `${location}/revisions/1` : location, body: text })
+    if (policy) lastPolicy[w] = location
+    return true
   })
-  return {
-    acknowledged,
-    counts: () => ({ otherAnswers, cutOff }),
-    async stop() {
-      running = false
-      await Promise.all(loops)
-    },
-  }
+  return { acknowledged, ...drive }
 }
 
 describe('crash safety on SQLite', () => {

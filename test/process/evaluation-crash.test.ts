@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type RunningServer, startServer } from '../helpers/process.js'
+import { driveUntilStopped, type RunningServer, startServer } from '../helpers/process.js'
 import { freshStoreConfig, STORE_KINDS, type TestStoreConfig } from '../helpers/stores.js'
 
 const ADMIN = 'crash-admin-secret-0123456789abcdef'
@@ -12,38 +12,20 @@ const CARD = '4111 1111 1111 1111'
  */
 function driveEvaluations(server: RunningServer, workers: number) {
   const acknowledged: { id: string; verdict: string }[] = []
-  let otherAnswers = 0
-  let cutOff = 0
-  let running = true
-  let n = 0
-  const loops = Array.from({ length: workers }, async () => {
-    while (running) {
-      const i = n++
-      const content = i % 3 === 0 ? `My card is ${CARD}, refund? (${i})` : `Where is order ${i}?`
-      try {
-        const res = await fetch(`${server.url}/v1/applications/crash-log/evaluations`, {
-          method: 'POST',
-          headers,
-          body: JSON.stringify({ messages: [{ role: 'user', content }] }),
-        })
-        const text = await res.text()
-        if (res.status === 200) {
-          const { id, verdict } = JSON.parse(text)
-          acknowledged.push({ id, verdict })
-        } else otherAnswers++
-      } catch {
-        cutOff++
-      }
-    }
+  const drive = driveUntilStopped(workers, async (i) => {
+    const content = i % 3 === 0 ? `My card is ${CARD}, refund? (${i})` : `Where is order ${i}?`
+    const res = await fetch(`${server.url}/v1/applications/crash-log/evaluations`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ messages: [{ role: 'user', content }] }),
+    })
+    const text = await res.text()
+    if (res.status !== 200) return false
+    const { id, verdict } = JSON.parse(text)
+    acknowledged.push({ id, verdict })
+    return true
   })
-  return {
-    acknowledged,
-    counts: () => ({ otherAnswers, cutOff }),
-    async stop() {
-      running = false
-      await Promise.all(loops)
-    },
-  }
+  return { acknowledged, ...drive }
 }
 
 describe.each(STORE_KINDS)('the evaluation log under a crash (%s)', (kind) => {
