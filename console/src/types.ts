@@ -1,4 +1,5 @@
-// The API's shapes, as CONTRACT.md sections 3, 4, 8 and 10 define them.
+// The API's shapes, as CONTRACT.md sections 3, 4, 8 and 10 define them. The lists below are the
+// API's own, held to them by test/unit/console-types.test.ts.
 
 export interface ApplicationParameters {
   system_prompt: string | null

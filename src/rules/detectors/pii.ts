@@ -3,14 +3,15 @@ import { electronicFormatIBAN, getCountrySpecifications, isValidIBAN } from 'iba
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max'
 import { LRUCache } from 'lru-cache'
 import isEmailModule from 'validator/lib/isEmail.js'
+import { PII_KINDS } from '../../schemas/policies.js'
 import type { Finding, FindingKind, TargetText } from '../types.js'
 import { findApiKeys, type Span } from './api-keys.js'
 import { isCardNumber } from './cards.js'
 import { CodePointIndex } from './code-points.js'
 import type { TextMatcher } from './types.js'
 
-/** The entity kinds a pii rule may flag. */
-export const PII_KINDS = ['email', 'phone', 'credit_card', 'iban', 'ssn', 'ip_address', 'api_key'] as const
+/** The entity kinds a pii rule may flag: the API's list (CONTRACT section 4). */
+export { PII_KINDS }
 export type PiiKind = (typeof PII_KINDS)[number]
 
 /**
