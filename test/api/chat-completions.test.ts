@@ -369,6 +369,31 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
       expect(data.choices[0]?.finish_reason).toBe('content_filter')
     })
 
+    it('blocks a reply that fails a policy without an override with an empty reply too', async () => {
+      await create('/v1/applications', {
+        id: 'quiet-bot',
+        name: 'x',
+        description: '',
+        provider: 'double',
+        model: 'm',
+      })
+      await create('/v1/applications/quiet-bot/policies', {
+        id: 'no-dates',
+        rules: [{ type: 'keywords', flagged: ['thursday'] }],
+        target: ['output'],
+      })
+      double.script({ json: completion('It arrives on Thursday.') })
+      const res = await post('quiet-bot', { messages: user('When does it arrive?') })
+      expect(res.status).toBe(200)
+      expect(double.received).toHaveLength(1)
+      expect(res.headers.get('x-warden-action')).toBe('block')
+      const data = (await res.json()) as {
+        choices: { message: { content: string }; finish_reason: string }[]
+      }
+      expect(data.choices[0]?.message.content).toBe('')
+      expect(data.choices[0]?.finish_reason).toBe('content_filter')
+    })
+
     it('lets a monitoring policy watch without deciding', async () => {
       const data = await client.chat.completions.create({ model: 'm', messages: user('hello') })
       expect((data as any).warden.action).toBe('allow')

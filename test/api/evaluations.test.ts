@@ -163,6 +163,13 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/evaluations (
     expect(current.policies[0]).toMatchObject({ revision: 2, verdict: 'fail' })
   })
 
+  it('evaluates the listed policies in the order listed, and all of them in creation order without a list', async () => {
+    const all = (await evaluate(user('hello'))).json()
+    expect(all.policies.map((p: { id: string }) => p.id)).toEqual(['no-pii', 'words'])
+    const listed = (await evaluate({ ...user('hello'), policies: ['words', 'no-pii'] })).json()
+    expect(listed.policies.map((p: { id: string }) => p.id)).toEqual(['words', 'no-pii'])
+  })
+
   it('refuses a policy or revision that does not exist with a pointer to it', async () => {
     const res = await evaluate({ ...user('x'), policies: ['no-pii', 'nope', { id: 'words', revision: 9 }] })
     expect(problem(res, 422, 'validation_error').errors).toEqual([
@@ -310,6 +317,7 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/evaluations (
     [{ messages: [{ role: 'user' }] }, '/messages/0/content'],
     [{ ...user('x'), contxt: [] }, '/contxt'],
     [{ ...user('x'), context: [1] }, '/context/0'],
+    [{ ...user('x'), context: Array.from({ length: 101 }, () => 'document') }, '/context'],
     [{ ...user('x'), redact: 'yes' }, '/redact'],
     [
       {

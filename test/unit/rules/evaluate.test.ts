@@ -167,6 +167,12 @@ describe('evaluation: the answer', () => {
       ['regex', 'fail', [['regex', 2, 'ships tomorrow']]],
       ['length', 'fail', [['length', 2, null]]],
     ])
+    // A length rule: no score, the detector's verdict, and the whole text that is too long.
+    expect(rulesOf(outcome)[3]).toMatchObject({ score: null, threshold: null, method: 'detector' })
+    expect(rulesOf(outcome)[3]?.findings[0]).toMatchObject({
+      start: 0,
+      end: [...'Your order ships tomorrow.'].length,
+    })
   })
 
   it('reports a draft with its revision null', async () => {

@@ -18,6 +18,13 @@ describe('redactText', () => {
     const findings = piiMatcher(null)(msg(text))
     expect(redactText(text, findings)).toBe('My card is [CREDIT_CARD], can I get a refund?')
   })
+  it('labels every pii kind as section 8 lists them', () => {
+    const text =
+      'call +44 20 7946 0958, pay DE89 3704 0044 0532 0130 00, SSN 123-45-6789, mail a@example.com, host 10.0.0.1'
+    expect(redactText(text, piiMatcher(null)(msg(text)))).toBe(
+      'call [PHONE], pay [IBAN], SSN [SSN], mail [EMAIL], host [IP_ADDRESS]',
+    )
+  })
   it('merges overlapping and touching findings into one replacement', () => {
     expect(redactText('abcdefghij', [at('keyword', 2, 5), at('regex', 4, 7)])).toBe('ab[KEYWORD]hij')
     expect(redactText('abcdefghij', [at('regex', 5, 8), at('email', 2, 5)])).toBe('ab[EMAIL]ij')
