@@ -33,6 +33,7 @@ import { policiesRoutes } from './routes/v1/policies.js'
 import { policyTestsRoutes } from './routes/v1/policy-tests.js'
 import { ApiKeyCreatedSchema, ApiKeySchema } from './schemas/api-keys.js'
 import { ApplicationSchema } from './schemas/applications.js'
+import { ChatCompletionProblemSchema } from './schemas/chat-completions.js'
 import { ProblemSchema } from './schemas/common.js'
 import { EvaluationSchema, LoggedEvaluationSchema } from './schemas/evaluations.js'
 import { PolicyRuleSchema, PolicySchema } from './schemas/policies.js'
@@ -158,6 +159,7 @@ export async function buildApp({ config, store, services, logger }: AppOptions):
 
   const shared = [
     ProblemSchema,
+    ChatCompletionProblemSchema,
     ApplicationSchema,
     PolicyRuleSchema,
     PolicySchema,

@@ -19,17 +19,24 @@ const errorDescriptions: Record<number, string> = {
   422: 'The body, query or path fails validation; `errors` lists every problem (validation_error).',
   429: 'The rate limit was hit; see Retry-After (rate_limited).',
   500: 'An unexpected error; the details are in the server log under the request id (internal_error).',
+  502: 'The model provider could not be reached, or answered an error or something that is not a completion (upstream_error).',
   503: 'The store is unavailable; retry after Retry-After seconds (unavailable).',
+  504: 'The model provider did not answer within PROVIDER_TIMEOUT_MS (upstream_timeout).',
 }
 
 /** The shared problem+json answers, for an operation's `response` map. */
 export function errorResponses(...statuses: number[]): Record<number, object> {
+  return problemResponses(problemRef, statuses)
+}
+
+/** The problem+json answers of `statuses`, each in the document `schema` describes. */
+export function problemResponses(schema: TSchema, statuses: readonly number[]): Record<number, object> {
   const out: Record<number, object> = {}
   for (const status of statuses) {
     const title = Object.values(PROBLEMS).find((p) => p.status === status)?.title ?? 'Error'
     out[status] = {
       description: errorDescriptions[status] ?? title,
-      content: { 'application/problem+json': { schema: problemRef } },
+      content: { 'application/problem+json': { schema } },
     }
   }
   return out

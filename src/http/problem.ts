@@ -1,9 +1,17 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError, type ErrorCode, type FieldError, PROBLEMS } from '../errors.js'
+import type { OpenAIError } from '../schemas/chat-completions.js'
 import type { Problem } from '../schemas/common.js'
 import { StoreUnavailableError } from '../store/errors.js'
 import { setStandardHeaders } from './headers.js'
 import { MAX_FIELD_ERRORS, toFieldErrors } from './validation.js'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Problems on this route also carry OpenAI's `error` member (the OpenAI-compatible route). */
+    openaiErrors?: boolean
+  }
+}
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json'
 
@@ -25,9 +33,25 @@ export function problemDocument(error: AppError, requestId: string): Problem {
   return problem
 }
 
+/**
+ * A problem in OpenAI's error format, which OpenAI's SDKs read: they show `message` and expose
+ * `type`, `param` and `code`.
+ */
+export function openaiError(problem: Problem): OpenAIError {
+  return {
+    message: problem.detail,
+    type: problem.code,
+    param: problem.errors?.[0]?.pointer ?? null,
+    code: problem.code,
+  }
+}
+
 /** Sends an error as application/problem+json, with the headers it asks for. */
 export function render(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {
-  const problem = problemDocument(error, String(request.id))
+  const document = problemDocument(error, String(request.id))
+  const problem = request.routeOptions.config?.openaiErrors
+    ? { ...document, error: openaiError(document) }
+    : document
   if (error.headers) reply.headers(error.headers)
   if (error.code === 'payload_too_large') {
     // Fastify closes the connection here, and a socket closed while the client is still

@@ -1,5 +1,5 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox'
-import { ApplicationIdParam, Nullable } from './common.js'
+import { ApplicationIdParam, Nullable, ProblemSchema } from './common.js'
 
 /**
  * CONTRACT section 11: an OpenAI Chat Completions request, answered like OpenAI. Every field of
@@ -303,5 +303,57 @@ export const ChatCompletionSchema = Type.Object(
     title: 'ChatCompletion',
     description:
       'An OpenAI chat completion with Warden’s outcome; every other field as the upstream sent it.',
+  },
+)
+
+/**
+ * OpenAI's error member, which OpenAI's SDKs read to show why a call failed: the problem's detail,
+ * code and first pointer, under the names OpenAI gives them.
+ */
+export const OpenAIErrorSchema = Type.Object(
+  {
+    message: Type.String({
+      description: 'The problem’s `detail`; the OpenAI SDKs show it as the error’s message.',
+      examples: ['Provider "azure-eu" has no configured upstream'],
+    }),
+    type: Type.String({
+      description: 'The problem’s `code`.',
+      examples: ['validation_error'],
+    }),
+    param: Nullable(Type.String(), {
+      description: 'The pointer of the first of `errors`; null when the problem has none.',
+      examples: ['#/path/application_id'],
+    }),
+    code: Type.String({
+      description: 'The problem’s `code`.',
+      examples: ['validation_error'],
+    }),
+  },
+  {
+    additionalProperties: false,
+    description: 'The problem in OpenAI’s error format, for OpenAI’s SDKs.',
+    examples: [
+      {
+        message: 'Provider "azure-eu" has no configured upstream',
+        type: 'validation_error',
+        param: '#/path/application_id',
+        code: 'validation_error',
+      },
+    ],
+  },
+)
+export type OpenAIError = Static<typeof OpenAIErrorSchema>
+
+// A tests_failed problem never comes from this route: its `failures` member is left out.
+const { failures: _failures, ...problemMembers } = ProblemSchema.properties
+
+export const ChatCompletionProblemSchema = Type.Object(
+  { ...problemMembers, error: OpenAIErrorSchema },
+  {
+    $id: 'ChatCompletionProblem',
+    title: 'ChatCompletionProblem',
+    description:
+      'An RFC 9457 problem details object, sent as application/problem+json, that also carries OpenAI’s `error` member.',
+    additionalProperties: false,
   },
 )

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import OpenAI from 'openai'
+import OpenAI, { APIError } from 'openai'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createTestApp, type TestApp } from '../helpers/app.js'
 import { STORE_KINDS } from '../helpers/stores.js'
@@ -36,14 +36,41 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
       body: JSON.stringify(body),
     })
   const user = (content: string) => [{ role: 'user' as const, content }]
+  /** A problem of this route: problem+json, with OpenAI's `error` member saying the same. */
   const expectProblem = async (res: Response, status: number, code: string) => {
     expect(res.status).toBe(status)
     expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/)
-    const body = (await res.json()) as Record<string, unknown>
+    const body = (await res.json()) as Record<string, unknown> & {
+      detail: string
+      errors?: { pointer: string; detail: string }[]
+    }
     expect(body).toMatchObject({ status, code })
     expect(body.request_id).toBe(res.headers.get('x-request-id'))
-    return body as { detail: string; errors?: { pointer: string; detail: string }[] }
+    expect(body.error).toEqual({
+      message: body.detail,
+      type: code,
+      param: body.errors?.[0]?.pointer ?? null,
+      code,
+    })
+    return body
   }
+  /** The error the OpenAI SDK throws for a call that fails. */
+  const sdkError = async (call: Promise<unknown>): Promise<APIError> => {
+    const error = await call.then(
+      () => new Error('the call succeeded'),
+      (thrown: unknown) => thrown,
+    )
+    expect(error).toBeInstanceOf(APIError)
+    return error as APIError
+  }
+  /** What an SDK error exposes of the answer. */
+  const seen = (error: APIError) => ({
+    message: error.message,
+    status: error.status,
+    type: error.type,
+    code: error.code,
+    param: error.param,
+  })
   const create = async (url: string, payload: object) => {
     const res = await t.request({ method: 'POST', url, payload })
     expect(res.statusCode, res.body).toBe(201)
@@ -737,6 +764,174 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
     })
   })
 
+  describe('errors the OpenAI SDK reads', () => {
+    it('shows the detail of a provider without a configured upstream, with its pointer as param', async () => {
+      const error = await sdkError(
+        sdk('elsewhere').chat.completions.create({ model: '', messages: user('x') }),
+      )
+      expect(seen(error)).toEqual({
+        message: '422 Provider "azure-eu" has no configured upstream',
+        status: 422,
+        type: 'validation_error',
+        code: 'validation_error',
+        param: '#/path/application_id',
+      })
+      expect(error.requestID).toMatch(/^[0-9a-f-]{36}$/)
+      // The problem+json members are all there too, for clients that read them.
+      const res = await post('elsewhere', { messages: user('x') })
+      const body = await expectProblem(res, 422, 'validation_error')
+      expect(Object.keys(body).sort()).toEqual([
+        'code',
+        'detail',
+        'error',
+        'errors',
+        'request_id',
+        'status',
+        'title',
+        'type',
+      ])
+      expect(body).toMatchObject({ type: '/problems/validation-error', title: 'Request is invalid' })
+    })
+
+    it('names an unknown field, and a missing model', async () => {
+      const unknown = await sdkError(
+        client.chat.completions.create({ model: 'm', messages: user('x'), treshold: 1 } as never),
+      )
+      expect(seen(unknown)).toEqual({
+        message: '422 /treshold is not a known field',
+        status: 422,
+        type: 'validation_error',
+        code: 'validation_error',
+        param: '/treshold',
+      })
+      const noModel = await sdkError(sdk('plain').chat.completions.create({ model: '', messages: user('x') }))
+      expect(noModel.message).toBe('422 /model is required: application "plain" has no model to default to')
+      expect(noModel.param).toBe('/model')
+      expect(double.received).toHaveLength(0)
+    })
+
+    it('shows why a key is refused, and an unknown application', async () => {
+      const unknownKey = await sdkError(
+        sdk('support-bot', 'wdn_unknown').chat.completions.create({ model: 'm', messages: user('x') }),
+      )
+      expect(seen(unknownKey)).toEqual({
+        message: '401 The API key is unknown, revoked or expired',
+        status: 401,
+        type: 'unauthenticated',
+        code: 'unauthenticated',
+        param: null,
+      })
+      const reader = await t.key(['evaluations:read'])
+      const forbidden = await sdkError(
+        sdk('support-bot', reader).chat.completions.create({ model: 'm', messages: user('x') }),
+      )
+      expect(seen(forbidden)).toMatchObject({
+        message: '403 This API key lacks the scope evaluations:write',
+        status: 403,
+        code: 'forbidden',
+      })
+      const missing = await sdkError(
+        sdk('missing').chat.completions.create({ model: 'm', messages: user('x') }),
+      )
+      expect(seen(missing)).toEqual({
+        message: '404 No application "missing" in this workspace',
+        status: 404,
+        type: 'not_found',
+        code: 'not_found',
+        param: null,
+      })
+    })
+
+    it('shows the upstream’s failure and its timeout, streamed or not', async () => {
+      const failing = { json: { error: { message: 'The server had an error' } }, status: 500 }
+      double.script(
+        failing,
+        { chunks: [chunksOf('partial')[0], { error: { message: 'overloaded' } }] },
+        { hang: true },
+      )
+      const upstream = await sdkError(client.chat.completions.create({ model: 'm', messages: user('x') }))
+      expect(seen(upstream)).toEqual({
+        message: '502 The model provider answered HTTP 500: The server had an error',
+        status: 502,
+        type: 'upstream_error',
+        code: 'upstream_error',
+        param: null,
+      })
+      const midStream = await sdkError(
+        client.chat.completions.create({ model: 'm', stream: true, messages: user('x') }),
+      )
+      expect(midStream.message).toBe('502 The model provider failed mid-stream: overloaded')
+      expect(midStream.code).toBe('upstream_error')
+      const timeout = await sdkError(client.chat.completions.create({ model: 'm', messages: user('x') }))
+      expect(seen(timeout)).toEqual({
+        message: '504 The model provider did not answer within 400 ms',
+        status: 504,
+        type: 'upstream_timeout',
+        code: 'upstream_timeout',
+        param: null,
+      })
+      const unreachable = await sdkError(
+        sdk('unreachable').chat.completions.create({ model: '', messages: user('x') }),
+      )
+      expect(unreachable.message).toBe('502 Could not reach the model provider (ECONNREFUSED)')
+    })
+
+    it('shows Fastify’s own refusals: a body over 1 MiB, not JSON, or not sent as JSON', async () => {
+      const tooLarge = await sdkError(
+        client.chat.completions.create({ model: 'm', messages: user('x'.repeat(1024 * 1024)) }),
+      )
+      expect(seen(tooLarge)).toEqual({
+        message: '413 The request body is larger than 1 MiB (1048576 bytes)',
+        status: 413,
+        type: 'payload_too_large',
+        code: 'payload_too_large',
+        param: null,
+      })
+      /** A client whose requests are altered on their way out. */
+      const altered = (change: (init: RequestInit) => RequestInit) =>
+        new OpenAI({
+          apiKey: t.adminKey,
+          baseURL: `${base}/v1/applications/support-bot`,
+          maxRetries: 0,
+          fetch: (url, init) => fetch(url, change(init ?? {})),
+        })
+      const truncated = await sdkError(
+        altered((init) => ({ ...init, body: String(init.body).slice(0, 20) })).chat.completions.create({
+          model: 'm',
+          messages: user('x'),
+        }),
+      )
+      expect(truncated.status).toBe(400)
+      expect(truncated.code).toBe('malformed_request')
+      expect(truncated.message).toMatch(/^400 The request body is not valid JSON: /)
+      const asText = await sdkError(
+        altered((init) => {
+          const headers = new Headers(init.headers)
+          headers.set('content-type', 'text/plain')
+          return { ...init, headers }
+        }).chat.completions.create({ model: 'm', messages: user('x') }),
+      )
+      expect(seen(asText)).toEqual({
+        message: '415 Send the body as JSON with Content-Type: application/json',
+        status: 415,
+        type: 'unsupported_media_type',
+        code: 'unsupported_media_type',
+        param: null,
+      })
+      expect(double.received).toHaveLength(0)
+    })
+
+    it('keeps OpenAI’s member to this route: other routes answer plain problem+json', async () => {
+      const res = await fetch(`${base}/v1/applications/missing/evaluations`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${t.adminKey}` },
+        body: JSON.stringify({ messages: user('x') }),
+      })
+      expect(res.status).toBe(404)
+      expect(await res.json()).not.toHaveProperty('error')
+    })
+  })
+
   describe('auth and workspaces', () => {
     it('needs evaluations:write', async () => {
       await expectProblem(await post('support-bot', { messages: user('x') }, null), 401, 'unauthenticated')
@@ -756,5 +951,34 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
       await expectProblem(await post('missing', { messages: user('x') }), 404, 'not_found')
       expect(double.received).toHaveLength(0)
     })
+  })
+})
+
+describe('POST /v1/applications/{application_id}/chat/completions over its rate limit', () => {
+  let t: TestApp
+  let base: string
+  beforeAll(async () => {
+    t = await createTestApp('sqlite', { RATE_LIMIT_PER_MINUTE: '1' })
+    await t.app.listen({ port: 0, host: '127.0.0.1' })
+    base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`
+  })
+  afterAll(async () => {
+    await t?.close()
+  })
+
+  it('shows the OpenAI SDK why it was limited', async () => {
+    const client = new OpenAI({ apiKey: t.adminKey, baseURL: `${base}/v1/applications/bot`, maxRetries: 0 })
+    const ask = () =>
+      client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }] }).then(
+        () => {
+          throw new Error('the call succeeded')
+        },
+        (thrown: unknown) => thrown as APIError,
+      )
+    expect((await ask()).status).toBe(404)
+    const limited = await ask()
+    expect(limited).toBeInstanceOf(APIError)
+    expect(limited).toMatchObject({ status: 429, type: 'rate_limited', code: 'rate_limited', param: null })
+    expect(limited.message).toMatch(/^429 This API key made more than 1 requests in a minute; retry in /)
   })
 })

@@ -78,17 +78,57 @@ describe('GET /openapi.json', () => {
 
   it('lists the shared problem+json answers on every /v1 operation', () => {
     for (const { path, method, op } of operations().filter((o) => o.path.startsWith('/v1/'))) {
+      // The OpenAI-compatible route's problems also carry OpenAI's error member.
+      const problem = path.endsWith('/chat/completions') ? 'ChatCompletionProblem' : 'Problem'
       for (const status of ['401', '403', '422', '429', '500', '503']) {
         expect(
           op.responses[status]?.content?.['application/problem+json']?.schema?.$ref,
           `${method} ${path} ${status}`,
-        ).toBe('#/components/schemas/Problem')
+        ).toBe(`#/components/schemas/${problem}`)
       }
       const created = op.responses['201']
       if (created) expect(Object.keys(created.headers ?? {})).toContain('Location')
       if (created && !path.startsWith('/v1/api-keys'))
         expect(Object.keys(created.headers).sort()).toEqual(['ETag', 'Location'])
     }
+  })
+
+  it('documents OpenAI’s error member on every error of the chat completions route', () => {
+    const op = doc.paths['/v1/applications/{application_id}/chat/completions']?.post as Record<string, any>
+    const errors = Object.entries(op.responses as Record<string, any>).filter(
+      ([status]) => Number(status) >= 400,
+    )
+    expect(errors.map(([status]) => status).sort()).toEqual([
+      '400',
+      '401',
+      '403',
+      '404',
+      '413',
+      '415',
+      '422',
+      '429',
+      '500',
+      '502',
+      '503',
+      '504',
+    ])
+    for (const [status, response] of errors)
+      expect(response.content['application/problem+json'].schema.$ref, status).toBe(
+        '#/components/schemas/ChatCompletionProblem',
+      )
+    const schema = doc.components.schemas.ChatCompletionProblem as Schema & { required: string[] }
+    const problem = doc.components.schemas.Problem as Schema
+    expect(Object.keys(schema.properties ?? {})).toEqual([
+      ...Object.keys(problem.properties ?? {}).filter((name) => name !== 'failures'),
+      'error',
+    ])
+    expect(schema.required).toContain('error')
+    expect(Object.keys(schema.properties?.error?.properties ?? {})).toEqual([
+      'message',
+      'type',
+      'param',
+      'code',
+    ])
   })
 
   it('describes every field, with an example, in requests and responses', () => {
