@@ -87,7 +87,11 @@ const byFastifyCode: Record<string, { code: ErrorCode; detail: string }> = {
 
 /** Turns any error — ours, a schema failure, Fastify's own, the store's — into one AppError. */
 export function toAppError(error: FastifyError | AppError | Error, request: FastifyRequest): AppError {
-  if (error instanceof AppError) return error
+  if (error instanceof AppError) {
+    // Its detail tells the client what failed; the cause goes to the log only.
+    if (error.code === 'internal_error') request.log.error({ err: error.cause ?? error }, 'internal error')
+    return error
+  }
   const fastifyError = error as FastifyError
   if (fastifyError.validation) {
     const context = fastifyError.validationContext ?? 'body'

@@ -2,8 +2,10 @@
  * The call to a model provider's OpenAI-compatible Chat Completions endpoint (CONTRACT section
  * 11): one POST over a keep-alive connection (src/outbound.ts), the whole reply read within
  * the provider timeout, a streamed reply parsed by eventsource-parser and kept whole (Warden
- * evaluates it before a client sees any of it). Failures become 502 upstream_error or 504 upstream_timeout; the provider's key appears in
- * no error, since a provider may echo it back in its own error messages.
+ * evaluates it before a client sees any of it). Failures become 502 upstream_error or 504
+ * upstream_timeout; the provider's key appears in no error, since a provider may echo it back in
+ * its own error messages. A body that cannot be serialised is never sent, and is Warden's own
+ * failure (500 internal_error), not the network's.
  */
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http'
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https'
@@ -42,6 +44,9 @@ export class ClientGoneError extends Error {
 export async function callUpstream(call: UpstreamCall): Promise<UpstreamReply> {
   const { upstream, body, stream, timeoutMs, signal } = call
   if (signal?.aborted) throw new ClientGoneError('the client went away')
+  // Serialised before anything is sent, apart from the network failures below: a body that
+  // cannot be serialised is Warden's failure, never the provider's.
+  const payload = serialised(body)
   const controller = new AbortController()
   let timedOut = false
   const timer = setTimeout(() => {
@@ -70,7 +75,7 @@ export async function callUpstream(call: UpstreamCall): Promise<UpstreamReply> {
       response = await postJson(
         new URL(`${upstream.baseUrl}/chat/completions`),
         headers,
-        JSON.stringify(body),
+        payload,
         controller.signal,
       )
     } catch (error) {
@@ -112,6 +117,20 @@ export async function callUpstream(call: UpstreamCall): Promise<UpstreamReply> {
 }
 
 const nonsense = (what: string) => new AppError('upstream_error', `The model provider ${what}`)
+
+/** The body as JSON text; a 500 internal_error, carrying the cause for the log, when it cannot be. */
+function serialised(body: Json): string {
+  try {
+    return JSON.stringify(body)
+  } catch (error) {
+    const problem = new AppError(
+      'internal_error',
+      'The request could not be serialised for the model provider; the provider was not called',
+    )
+    problem.cause = error
+    throw problem
+  }
+}
 
 /** A network failure's reason, without URLs or stack: the system error code where there is one. */
 function networkReason(error: unknown): string {

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import OpenAI, { APIError } from 'openai'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { callUpstream } from '../../src/proxy/upstream.js'
 import { createTestApp, type TestApp } from '../helpers/app.js'
 import { STORE_KINDS } from '../helpers/stores.js'
 import { chunksOf, completion, startUpstreamDouble, type UpstreamDouble } from '../helpers/upstream-double.js'
@@ -675,6 +676,25 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
         'upstream_error',
       )
       expect(body.detail).toBe('Could not reach the model provider (ECONNREFUSED)')
+    })
+
+    it('keeps a body that cannot be serialised apart from network failures, and sends nothing', async () => {
+      let deep: Record<string, unknown> = {}
+      for (let i = 0; i < 100_000; i++) deep = { a: deep }
+      for (const unsendable of [{ seed: 1n }, { metadata: deep }]) {
+        const call = callUpstream({
+          upstream: { baseUrl: double.baseUrl, apiKey: UPSTREAM_KEY },
+          body: { model: 'm', messages: user('x'), ...unsendable },
+          stream: false,
+          timeoutMs: 1000,
+        })
+        await expect(call).rejects.toMatchObject({
+          status: 500,
+          code: 'internal_error',
+          detail: 'The request could not be serialised for the model provider; the provider was not called',
+        })
+      }
+      expect(double.received).toHaveLength(0)
     })
 
     it('sends a call again on a new connection when the provider dropped the kept-alive one as it was reused', async () => {
