@@ -279,6 +279,43 @@ describe.each(STORE_KINDS)('fuzzing POST /v1/applications/{id}/evaluations (%s)'
     check(await send(deep), {})
   })
 
+  it('a value 10,000 deep in any field: 422 at that field, from the schema', async () => {
+    // No field of this route is passed on unchecked: a value nested too deep fails the schema at
+    // the first level that is not what the field takes, so no depth limit of its own is needed.
+    const DEEP = `${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`
+    const ARRAYS = `${'['.repeat(10_000)}${']'.repeat(10_000)}`
+    const user = '{"role":"user","content":"x"}'
+    const places: [string, string][] = [
+      ['{"messages":@}', '/messages'],
+      ['{"messages":[@]}', '/messages/0'],
+      ['{"messages":[{"role":"user","content":@}]}', '/messages/0/content'],
+      ['{"messages":[{"role":"user","content":[@]}]}', '/messages/0/content/0'],
+      ['{"messages":[{"role":"user","content":[{"type":"text","text":@}]}]}', '/messages/0/content/0/text'],
+      [`{"messages":[${user}],"context":@}`, '/context'],
+      [`{"messages":[${user}],"context":[@]}`, '/context/0'],
+      [`{"messages":[${user}],"policies":[@]}`, '/policies/0'],
+      [`{"messages":[${user}],"draft_policies":[@]}`, '/draft_policies/0'],
+      [
+        `{"messages":[${user}],"draft_policies":[{"id":"d","target":["input"],"rules":[{"type":"regex","value":@}]}]}`,
+        '/draft_policies/0/rules/0',
+      ],
+      [`{"messages":[${user}],"redact":@}`, '/redact'],
+      [`{"messages":[${user}],"extra":@}`, '/extra'],
+    ]
+    for (const [template, at] of places) {
+      for (const deep of [DEEP, ARRAYS]) {
+        const res = await send(template.replace('@', deep))
+        expect(res.statusCode, `${at}: ${res.body.slice(0, 300)}`).toBe(422)
+        const pointers: string[] = res.json().errors.map((e: { pointer: string }) => e.pointer)
+        // At the field, inside it, or at the union that holds it; never deep inside the value.
+        for (const pointer of pointers) {
+          expect(pointer.startsWith(at) || at.startsWith(pointer), `${at}: ${pointer}`).toBe(true)
+          expect(pointer.split('/').length, pointer).toBeLessThan(10)
+        }
+      }
+    }
+  })
+
   it('huge messages up to the body limit, and one byte over it', async () => {
     const envelope = toJson({ messages: [{ role: 'user', content: '' }], policies: ['bounded'] }).length
     for (const unit of ['a', 'é', '🙂', '\u0000']) {
