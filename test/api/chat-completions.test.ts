@@ -36,6 +36,13 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
       headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
       body: JSON.stringify(body),
     })
+  /** A raw HTTP call with the body as JSON text, for bodies JSON.stringify cannot write. */
+  const postText = (application: string, text: string) =>
+    fetch(`${base}/v1/applications/${application}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${t.adminKey}` },
+      body: text,
+    })
   const user = (content: string) => [{ role: 'user' as const, content }]
   /** A problem of this route: problem+json, with OpenAI's `error` member saying the same. */
   const expectProblem = async (res: Response, status: number, code: string) => {
@@ -949,6 +956,115 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
       })
       expect(res.status).toBe(404)
       expect(await res.json()).not.toHaveProperty('error')
+    })
+  })
+
+  describe('nesting depth', () => {
+    /** `{"a":{"a":…1…}}`, `depth` objects deep, as JSON text. */
+    const nested = (depth: number) => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`
+    const DEEP = nested(10_000)
+    const MESSAGES = '"messages":[{"role":"user","content":"x"}]'
+    /** Where each field passed on as sent sits, as JSON text with `@` for the value, and its pointer. */
+    const places: [string, string][] = [
+      ...[
+        'metadata',
+        'response_format',
+        'logit_bias',
+        'tool_choice',
+        'function_call',
+        'audio',
+        'prediction',
+        'stream_options',
+        'web_search_options',
+        'prompt_cache_options',
+        'moderation',
+      ].map((field): [string, string] => [`{${MESSAGES},"${field}":@}`, `/${field}`]),
+      [
+        `{${MESSAGES},"tools":[{"type":"function","function":{"name":"f","parameters":@}}]}`,
+        '/tools/0/function/parameters',
+      ],
+      [`{${MESSAGES},"tools":[@]}`, '/tools/0'],
+      [`{${MESSAGES},"functions":[{"name":"f","parameters":@}]}`, '/functions/0/parameters'],
+      [
+        `{${MESSAGES},"response_format":{"type":"json_schema","json_schema":{"name":"s","schema":@}}}`,
+        '/response_format/json_schema/schema',
+      ],
+      [
+        '{"messages":[{"role":"user","content":[{"type":"text","text":"x","extra":@}]}]}',
+        '/messages/0/content/0/extra',
+      ],
+      [
+        '{"messages":[{"role":"user","content":[{"type":"image_url","image_url":@}]}]}',
+        '/messages/0/content/0/image_url',
+      ],
+      ['{"messages":[{"role":"user","content":[@]}]}', '/messages/0/content/0'],
+      [
+        '{"messages":[{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":@}]}]}',
+        '/messages/0/tool_calls/0/function',
+      ],
+      ['{"messages":[{"role":"assistant","content":null,"audio":@}]}', '/messages/0/audio'],
+      ['{"messages":[{"role":"assistant","content":null,"function_call":@}]}', '/messages/0/function_call'],
+    ]
+    /** The pointer of the first value past 64 levels under `at`, the body being the first level. */
+    const tooDeepUnder = (at: string) => at + '/a'.repeat(64 - at.split('/').length + 1)
+
+    it('answers 422 pointing at the value past 64 levels, 10,000 deep in every field passed on, and calls no upstream', async () => {
+      for (const [template, at] of places) {
+        const body = await expectProblem(
+          await postText('support-bot', template.replace('@', DEEP)),
+          422,
+          'validation_error',
+        )
+        const pointer = tooDeepUnder(at)
+        expect(body.errors, at).toEqual([{ pointer, detail: 'is nested deeper than 64 levels' }])
+        expect(body.detail).toBe(`${pointer} is nested deeper than 64 levels`)
+      }
+      // Arrays count as objects do.
+      const arrays = await expectProblem(
+        await postText(
+          'support-bot',
+          `{${MESSAGES},"tools":[{"type":"function","function":{"name":"f","parameters":{"enum":${'['.repeat(10_000)}${']'.repeat(10_000)}}}}]}`,
+        ),
+        422,
+        'validation_error',
+      )
+      expect(arrays.errors?.[0]?.pointer).toBe(`/tools/0/function/parameters/enum${'/0'.repeat(59)}`)
+      expect(double.received).toHaveLength(0)
+    })
+
+    it('passes 64 levels on as sent, and refuses 65', async () => {
+      // metadata is the second level: 63 objects inside it reach the 64th.
+      const deepest = `{${MESSAGES},"model":"m","metadata":${nested(63)}}`
+      const res = await postText('support-bot', deepest)
+      expect(res.status, await res.clone().text()).toBe(200)
+      expect(double.received[0]?.body.metadata).toEqual(JSON.parse(nested(63)))
+      const over = await expectProblem(
+        await postText('support-bot', `{${MESSAGES},"model":"m","metadata":${nested(64)}}`),
+        422,
+        'validation_error',
+      )
+      expect(over.errors?.[0]?.pointer).toBe(`/metadata${'/a'.repeat(63)}`)
+      expect(double.received).toHaveLength(1)
+    })
+
+    it('shows the OpenAI SDK the pointer and the limit', async () => {
+      let parameters: Record<string, unknown> = { type: 'object' }
+      for (let i = 0; i < 100; i++) parameters = { properties: { a: parameters } }
+      const error = await sdkError(
+        client.chat.completions.create({
+          model: 'm',
+          messages: user('x'),
+          tools: [{ type: 'function', function: { name: 'f', parameters } }],
+        }),
+      )
+      const pointer = `/tools/0/function/parameters${'/properties/a'.repeat(30)}`
+      expect(seen(error)).toEqual({
+        message: `422 ${pointer} is nested deeper than 64 levels`,
+        status: 422,
+        type: 'validation_error',
+        code: 'validation_error',
+        param: pointer,
+      })
     })
   })
 

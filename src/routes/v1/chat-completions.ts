@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { AppError } from '../../errors.js'
+import { limitNesting, MAX_NESTING_DEPTH } from '../../http/nesting.js'
 import { AUTH_ERRORS, problemResponses } from '../../http/openapi.js'
 import { sendJson } from '../../http/send.js'
 import { ClientGoneError } from '../../proxy/upstream.js'
@@ -23,11 +24,12 @@ export const chatCompletionsRoutes: FastifyPluginAsyncTypebox<{ services: Servic
     {
       // Every problem also carries OpenAI's `error` member, which OpenAI's SDKs show.
       config: { scope: 'evaluations:write', openaiErrors: true },
+      // Fields passed on as sent are not checked inside by the schema: their depth is capped here.
+      preValidation: limitNesting,
       schema: {
         operationId: 'createChatCompletion',
         summary: 'A chat completion from the application’s model, guarded by its policies',
-        description:
-          'Takes an OpenAI Chat Completions request and answers like OpenAI, so the official OpenAI SDKs work with `baseURL = {warden}/v1/applications/{application_id}`. The upstream is the application’s provider (PROVIDER_<NAME>_BASE_URL and PROVIDER_<NAME>_API_KEY); its model and parameters are defaults the request may override, and its system prompt comes first when the conversation has none. The conversation is evaluated first: when the action is not allow, the upstream is not called and every choice holds the policy’s override_response (empty for block) with finish_reason content_filter. Then each choice of the reply is evaluated with the conversation and replaced the same way when it fails. `stream: true` is answered with server-sent events once the whole reply has been evaluated: no text that fails a policy is ever sent. The answer carries `warden` (the action and the evaluation ids) and the X-Warden-Action header. Every error is problem+json that also carries OpenAI’s `error` member (`message` the detail, `type` and `code` the code, `param` the first pointer or null), so that OpenAI’s SDKs show why a call failed. Needs evaluations:write.',
+        description: `Takes an OpenAI Chat Completions request and answers like OpenAI, so the official OpenAI SDKs work with \`baseURL = {warden}/v1/applications/{application_id}\`. The upstream is the application’s provider (PROVIDER_<NAME>_BASE_URL and PROVIDER_<NAME>_API_KEY); its model and parameters are defaults the request may override, and its system prompt comes first when the conversation has none. The conversation is evaluated first: when the action is not allow, the upstream is not called and every choice holds the policy’s override_response (empty for block) with finish_reason content_filter. Then each choice of the reply is evaluated with the conversation and replaced the same way when it fails. \`stream: true\` is answered with server-sent events once the whole reply has been evaluated: no text that fails a policy is ever sent. The answer carries \`warden\` (the action and the evaluation ids) and the X-Warden-Action header. A body nested deeper than ${MAX_NESTING_DEPTH} levels of arrays and objects (the body itself the first) is a 422 pointing at the first value too deep. Every error is problem+json that also carries OpenAI’s \`error\` member (\`message\` the detail, \`type\` and \`code\` the code, \`param\` the first pointer or null), so that OpenAI’s SDKs show why a call failed. Needs evaluations:write.`,
         tags,
         params: ChatCompletionParamsSchema,
         body: ChatCompletionRequestSchema,
