@@ -12,6 +12,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https'
 import { createParser } from 'eventsource-parser'
 import type { ProviderUpstream } from '../config.js'
 import { AppError } from '../errors.js'
+import { MAX_NESTING_DEPTH, tooDeep } from '../http/nesting.js'
 import { postJson, readBody } from '../outbound.js'
 import { isChunk, isCompletion, type StreamChunk, streamTexts } from './completions.js'
 
@@ -104,6 +105,7 @@ export async function callUpstream(call: UpstreamCall): Promise<UpstreamReply> {
       if (error !== null)
         throw new AppError('upstream_error', scrub(`The model provider answered an error: ${error}`))
       if (!isCompletion(completion)) throw nonsense('answered JSON that is not a chat completion')
+      if (tooDeep(completion, MAX_NESTING_DEPTH) !== null) throw nonsense(`answered ${DEEPER}`)
       return { stream: false, completion }
     } catch (error) {
       // Stop reading whatever is left of the reply (and let its connection go).
@@ -117,6 +119,11 @@ export async function callUpstream(call: UpstreamCall): Promise<UpstreamReply> {
 }
 
 const nonsense = (what: string) => new AppError('upstream_error', `The model provider ${what}`)
+/**
+ * A reply is serialised again on its way to the client: one nested as deep as would overflow the
+ * stack there is refused here, by the limit requests have.
+ */
+const DEEPER = `JSON nested deeper than ${MAX_NESTING_DEPTH} levels`
 
 /** The body as JSON text; a 500 internal_error, carrying the cause for the log, when it cannot be. */
 function serialised(body: Json): string {
@@ -199,6 +206,7 @@ async function readEvents(
       if (error !== null)
         problem = new AppError('upstream_error', scrub(`The model provider failed mid-stream: ${error}`))
       else if (!isChunk(chunk)) problem = nonsense('streamed an event that is not a chat completion chunk')
+      else if (tooDeep(chunk, MAX_NESTING_DEPTH) !== null) problem = nonsense(`streamed ${DEEPER}`)
       else chunks.push({ raw: event.data, chunk })
     },
   })

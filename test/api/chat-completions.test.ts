@@ -676,6 +676,28 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
       )
     })
 
+    it('answers 502 for a reply nested deeper than 64 levels, which could not be sent on, streamed or not', async () => {
+      const deep = `${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`
+      const reply = JSON.stringify(completion('fine')).replace(/}$/, `,"extra":${deep}}`)
+      const chunk = JSON.stringify(chunksOf('fine').at(-1)).replace(/}$/, `,"extra":${deep}}`)
+      double.script(
+        { raw: reply, contentType: 'application/json' },
+        { raw: `data: ${chunk}\n\ndata: [DONE]\n\n`, contentType: 'text/event-stream' },
+      )
+      const plain = await expectProblem(
+        await post('support-bot', { model: 'm', messages: user('x') }),
+        502,
+        'upstream_error',
+      )
+      expect(plain.detail).toBe('The model provider answered JSON nested deeper than 64 levels')
+      const streamed = await expectProblem(
+        await post('support-bot', { model: 'm', stream: true, messages: user('x') }),
+        502,
+        'upstream_error',
+      )
+      expect(streamed.detail).toBe('The model provider streamed JSON nested deeper than 64 levels')
+    })
+
     it('answers 502 when the upstream cannot be reached', async () => {
       const body = await expectProblem(
         await post('unreachable', { messages: user('x') }),
