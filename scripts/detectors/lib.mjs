@@ -1,0 +1,208 @@
+// Shared by the training pipeline (train.mjs) and the quality benchmark (bench/quality.mjs):
+// reading labelled JSON Lines, featurizing, training logistic-regression heads, calibrating
+// them, and the metrics they are judged by. Runs on the compiled code in dist/ (`npm run build`),
+// so training and inference extract features with one implementation.
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { FeatureAccumulator, featurize, prepareText } from '../../dist/rules/detectors/classifier/features.js'
+
+/**
+ * Reads `<dir>/<task>.jsonl` and any `<dir>/<task>.<name>.jsonl` beside it (for example the
+ * templates' texts): one `{id, task, source, label, category, text, ...}` a line.
+ */
+export function readLabelled(dir, task) {
+  const rows = []
+  const files = readdirSync(dir)
+    .filter((f) => f === `${task}.jsonl` || (f.startsWith(`${task}.`) && f.endsWith('.jsonl')))
+    .sort()
+  const text = files.map((f) => readFileSync(join(dir, f), 'utf8')).join('\n')
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue
+    const row = JSON.parse(line)
+    if (typeof row.text !== 'string' || (row.label !== 0 && row.label !== 1)) continue
+    rows.push(row)
+  }
+  return rows
+}
+
+/** A seeded pseudo-random generator (mulberry32): the same seed, the same model. */
+export function random(seed) {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+/** Feature vectors of every row, computed once. */
+export function featurizeAll(rows, features) {
+  const accumulator = new FeatureAccumulator(features.bits)
+  return rows.map((row) => featurize(prepareText(row.text, features), accumulator))
+}
+
+/**
+ * Per-row training weights: each (source, label) group weighs in proportion to the square root
+ * of its size, so a large source does not drown the others, and both labels carry half of the
+ * total weight.
+ */
+export function balancedWeights(rows, label = (row) => row.label) {
+  const groups = new Map()
+  for (const row of rows) {
+    const key = `${row.source}\u0000${label(row)}`
+    groups.set(key, (groups.get(key) ?? 0) + 1)
+  }
+  const raw = rows.map((row) => {
+    const n = groups.get(`${row.source}\u0000${label(row)}`)
+    return Math.sqrt(n) / n
+  })
+  const total = [0, 0]
+  rows.forEach((row, i) => {
+    total[label(row)] += raw[i]
+  })
+  return raw.map((w, i) => (w * rows.length) / 2 / total[label(rows[i])])
+}
+
+/**
+ * Logistic regression on sparse vectors: AdaGrad over shuffled examples, L2 decay applied
+ * lazily, a fixed number of epochs. Returns float weights and bias.
+ */
+export function trainLogistic(vectors, labels, weights, options) {
+  const { bits, epochs = 8, rate = 0.3, l2 = 1e-6, seed = 1 } = options
+  const size = 1 << bits
+  const w = new Float32Array(size)
+  const g2 = new Float32Array(size).fill(1e-8)
+  let bias = 0
+  let biasG2 = 1e-8
+  const order = vectors.map((_, i) => i)
+  const rand = random(seed)
+  for (let epoch = 0; epoch < epochs; epoch++) {
+    for (let i = order.length - 1; i > 0; i--) {
+      const j = Math.floor(rand() * (i + 1))
+      ;[order[i], order[j]] = [order[j], order[i]]
+    }
+    for (const i of order) {
+      const { indices, values } = vectors[i]
+      let z = bias
+      for (let k = 0; k < indices.length; k++) z += w[indices[k]] * values[k]
+      const p = 1 / (1 + Math.exp(-z))
+      const grad = (p - labels[i]) * weights[i]
+      for (let k = 0; k < indices.length; k++) {
+        const f = indices[k]
+        const g = grad * values[k] + l2 * w[f]
+        g2[f] += g * g
+        w[f] -= (rate * g) / Math.sqrt(g2[f])
+      }
+      biasG2 += grad * grad
+      bias -= (rate * grad) / Math.sqrt(biasG2)
+    }
+  }
+  return { weights: w, bias }
+}
+
+export function rawLogit(model, x) {
+  let z = model.bias
+  for (let k = 0; k < x.indices.length; k++) z += model.weights[x.indices[k]] * x.values[k]
+  return z
+}
+
+/** Platt scaling: fits p = σ(a·z + b) to labelled logits by weighted Newton steps. */
+export function fitPlatt(logits, labels, weights) {
+  let a = 1
+  let b = 0
+  for (let iter = 0; iter < 50; iter++) {
+    let ga = 0
+    let gb = 0
+    let haa = 1e-9
+    let hab = 0
+    let hbb = 1e-9
+    for (let i = 0; i < logits.length; i++) {
+      const z = logits[i]
+      const p = 1 / (1 + Math.exp(-(a * z + b)))
+      const d = (p - labels[i]) * weights[i]
+      const s = p * (1 - p) * weights[i]
+      ga += d * z
+      gb += d
+      haa += s * z * z
+      hab += s * z
+      hbb += s
+    }
+    const det = haa * hbb - hab * hab
+    if (Math.abs(det) < 1e-12) break
+    const da = (hbb * ga - hab * gb) / det
+    const db = (haa * gb - hab * ga) / det
+    a -= da
+    b -= db
+    if (Math.abs(da) + Math.abs(db) < 1e-9) break
+  }
+  return { a, b }
+}
+
+/** Binary metrics at a threshold, and ROC-AUC (null when one class is absent). */
+export function metrics(scores, labels, threshold = 0.5) {
+  let tp = 0
+  let fp = 0
+  let tn = 0
+  let fn = 0
+  scores.forEach((s, i) => {
+    const flagged = s > threshold
+    if (labels[i] === 1) flagged ? tp++ : fn++
+    else flagged ? fp++ : tn++
+  })
+  const precision = tp + fp > 0 ? tp / (tp + fp) : null
+  const recall = tp + fn > 0 ? tp / (tp + fn) : null
+  const f1 =
+    precision !== null && recall !== null && precision + recall > 0
+      ? (2 * precision * recall) / (precision + recall)
+      : null
+  const fpr = fp + tn > 0 ? fp / (fp + tn) : null
+  return { n: scores.length, positives: tp + fn, precision, recall, f1, fpr, auc: auc(scores, labels) }
+}
+
+export function auc(scores, labels) {
+  const pairs = scores.map((s, i) => [s, labels[i]]).sort((x, y) => x[0] - y[0])
+  let positives = 0
+  let negatives = 0
+  for (const [, l] of pairs) l === 1 ? positives++ : negatives++
+  if (positives === 0 || negatives === 0) return null
+  // Mann–Whitney U with average ranks for ties.
+  let rankSum = 0
+  let i = 0
+  while (i < pairs.length) {
+    let j = i
+    while (j + 1 < pairs.length && pairs[j + 1][0] === pairs[i][0]) j++
+    const rank = (i + j + 2) / 2
+    for (let k = i; k <= j; k++) if (pairs[k][1] === 1) rankSum += rank
+    i = j + 1
+  }
+  return (rankSum - (positives * (positives + 1)) / 2) / (positives * negatives)
+}
+
+const pct = (x) => (x === null ? '—' : `${(x * 100).toFixed(1)}%`)
+const dec = (x) => (x === null ? '—' : x.toFixed(3))
+
+/** One Markdown table row of metrics. */
+export function metricsRow(label, m) {
+  return `| ${label} | ${m.n} | ${m.positives} | ${pct(m.precision)} | ${pct(m.recall)} | ${pct(m.f1)} | ${pct(m.fpr)} | ${dec(m.auc)} |`
+}
+
+export const METRICS_HEADER =
+  '| task / source | n | + | precision | recall | F1 | FPR | ROC-AUC |\n|---|---:|---:|---:|---:|---:|---:|---:|'
+
+/** Command-line flags: `--name value` pairs. */
+export function flags(argv) {
+  const out = {}
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]
+    if (!arg.startsWith('--')) continue
+    const next = argv[i + 1]
+    if (next === undefined || next.startsWith('--')) out[arg.slice(2)] = true
+    else {
+      out[arg.slice(2)] = next
+      i++
+    }
+  }
+  return out
+}
