@@ -8,8 +8,9 @@
 // alternatives that were not adopted (secretlint on the hot path, libphonenumber-js's own
 // scanner), for the record in src/rules/detectors/.
 import { findNumbers } from 'libphonenumber-js/max'
+import { injectionScorer, toxicityScorer } from '../dist/rules/detectors/classifier/scorers.js'
+import { shippedClassifier } from '../dist/rules/detectors/classifier/shipped.js'
 import {
-  injectionHeuristic,
   keywordsMatcher,
   lengthMatcher,
   piiMatcher,
@@ -68,9 +69,13 @@ const detectors = {
   length: lengthMatcher(50_000),
   'toxicity heuristic (all)': toxicityHeuristic(null),
   'toxicity heuristic (no profanity)': toxicityHeuristic(['hate', 'harassment', 'violence', 'self_harm']),
-  'prompt_injection heuristic': injectionHeuristic(),
+  'prompt_injection model': (t) => injectionModel(t, 0.5),
+  'toxicity model': (t) => toxicityModel(t, 0.5),
   'redact (pii findings)': (t) => redactText(t.text, pii(t)),
 }
+
+const injectionModel = injectionScorer(shippedClassifier('prompt_injection'))
+const toxicityModel = toxicityScorer(shippedClassifier('toxicity'), null, null)
 
 const alternatives = {
   'libphonenumber-js findNumbers (not used)': (t) => findNumbers(t.text, 'US'),

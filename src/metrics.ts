@@ -160,7 +160,7 @@ export class Metrics {
   )
   private readonly rules = this.fast(
     'warden_rule_duration_seconds',
-    'Time to evaluate one rule, by rule type and method (detector, heuristic, judge).',
+    'Time to evaluate one rule, by rule type and method (detector, model, judge).',
     'histogram',
     ['type', 'method'],
   )

@@ -3,6 +3,7 @@ import { buildApp } from './app.js'
 import type { Config } from './config.js'
 import { createLogger } from './logger.js'
 import { type MetricsServer, startMetricsServer } from './metrics.js'
+import { loadShippedModels } from './rules/detectors/classifier/shipped.js'
 import { createServices } from './services/index.js'
 import { prepareStore } from './services/store-setup.js'
 import { openStore } from './store/database.js'
@@ -13,6 +14,9 @@ import { openStore } from './store/database.js'
  */
 export async function serve(config: Config): Promise<FastifyInstance> {
   const logger = createLogger(config.logLevel)
+  // The offline classifiers' weights are checked before anything else: a damaged file stops
+  // start-up here rather than failing toxicity and prompt_injection rules later.
+  loadShippedModels()
   const store = openStore(config.store)
   const { migrations, documents } = await prepareStore(store)
   if (migrations.length > 0) logger.info({ migrations }, 'store migrated')

@@ -91,7 +91,7 @@ export interface RuleResult {
   satisfied: boolean
   score: number | null
   threshold: number | null
-  method: 'detector' | 'heuristic' | 'judge' | null
+  method: 'detector' | 'model' | 'judge' | null
   reason: string | null
   findings: Finding[]
 }

@@ -8,9 +8,9 @@ import {
   type TargetMask,
   targetMask,
 } from './conversation.js'
+import { injectionScorer, type ModelScorer, toxicityScorer } from './detectors/classifier/scorers.js'
+import { shippedClassifier } from './detectors/classifier/shipped.js'
 import {
-  type HeuristicScore,
-  injectionHeuristic,
   keywordsMatcher,
   lengthMatcher,
   type PiiKind,
@@ -18,6 +18,7 @@ import {
   redactText,
   regexMatcher,
   type TextMatcher,
+  type TextScore,
   TOXICITY_CATEGORIES,
   toxicityHeuristic,
 } from './detectors/index.js'
@@ -87,7 +88,7 @@ export interface EvaluationOutcome {
 export const MAX_REPORTED_FINDINGS = 1000
 
 export interface EvaluateOptions {
-  /** Null when none is configured: toxicity and prompt_injection fall back to heuristics. */
+  /** Null when none is configured: toxicity and prompt_injection use the offline models. */
   judge: Judge | null
   /**
    * Abandons judge calls still under way; their rules end as `error`. A function is called only
@@ -112,7 +113,9 @@ type Engine =
   | {
       kind: 'per-text-score'
       type: 'toxicity' | 'prompt_injection'
-      heuristic: (text: TargetText) => HeuristicScore
+      /** The rule's `detector`: null picks the judge when one is configured, else the model. */
+      detector: 'model' | 'judge' | null
+      model: ModelScorer
       categories: readonly string[]
     }
   | { kind: 'factuality' }
@@ -188,18 +191,29 @@ function compileEngine(rule: PolicyRule, definition: string | null): Engine {
       if (max < 1 || max > MAX_LENGTH) return broken('the length rule has no valid maximum')
       return { kind: 'detector', match: lengthMatcher(max) }
     }
-    case 'toxicity':
+    case 'toxicity': {
+      const classifier = shippedClassifier('toxicity')
+      const heads = new Set(classifier.model.heads.map((h) => h.name))
+      // The lexicon scores the judged categories the model has no head for.
+      const unmodelled = rule.flagged?.filter((c) => !heads.has(c)) ?? []
       return {
         kind: 'per-text-score',
         type: 'toxicity',
-        heuristic: toxicityHeuristic(rule.flagged),
+        detector: rule.detector ?? null,
+        model: toxicityScorer(
+          classifier,
+          rule.flagged,
+          unmodelled.length > 0 ? toxicityHeuristic(unmodelled) : null,
+        ),
         categories: rule.flagged ?? TOXICITY_CATEGORIES,
       }
+    }
     case 'prompt_injection':
       return {
         kind: 'per-text-score',
         type: 'prompt_injection',
-        heuristic: injectionHeuristic(),
+        detector: rule.detector ?? null,
+        model: injectionScorer(shippedClassifier('prompt_injection')),
         categories: [],
       }
     case 'factuality':
@@ -357,10 +371,13 @@ function evaluatePolicy(
         break
       }
       case 'per-text-score': {
-        const method: RuleMethod = judge ? 'judge' : 'heuristic'
+        const useJudge = engine.detector === 'judge' || (engine.detector === null && judge !== null)
+        const method: RuleMethod = useJudge ? 'judge' : 'model'
         if (texts.length === 0) {
           rules.push(result(rule, 'skipped', null, method, absent(policy.target), []))
-        } else if (judge) {
+        } else if (useJudge && judge === null) {
+          rules.push(result(rule, 'error', null, 'judge', NO_JUDGE, []))
+        } else if (useJudge && judge !== null) {
           const r = result(rule, 'error', null, 'judge', null, [])
           awaiting.push({ result: r, rule, first: questions.length, count: texts.length })
           for (const text of texts) {
@@ -372,17 +389,16 @@ function evaluatePolicy(
           }
           rules.push(r)
         } else {
-          let worst: HeuristicScore | null = null
+          let worst: TextScore | null = null
           const findings: Finding[] = []
+          const threshold = rule.threshold ?? DEFAULT_THRESHOLD
           for (const text of texts) {
-            const scored = engine.heuristic(text)
+            const scored = engine.model(text, threshold)
             if (worst === null || scored.score > worst.score) worst = scored
             for (const finding of scored.findings) findings.push(finding)
           }
-          const score = (worst as HeuristicScore).score
-          rules.push(
-            result(rule, scoredStatus(rule, score), score, 'heuristic', worst?.reason ?? null, findings),
-          )
+          const score = (worst as TextScore).score
+          rules.push(result(rule, scoredStatus(rule, score), score, 'model', worst?.reason ?? null, findings))
         }
         break
       }

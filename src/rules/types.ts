@@ -48,7 +48,7 @@ export interface Finding {
 export type RuleStatus = 'pass' | 'fail' | 'skipped' | 'error'
 
 /** What produced a verdict. */
-export type RuleMethod = 'detector' | 'heuristic' | 'judge'
+export type RuleMethod = 'detector' | 'model' | 'judge'
 
 /** The result of evaluating one rule. */
 export interface RuleOutcome {
@@ -56,7 +56,7 @@ export interface RuleOutcome {
   /** In 0..1 for scored types; null for detectors and for skipped or errored rules. */
   score: number | null
   method: RuleMethod
-  /** The judge's one-line reason, why a rule was skipped or errored, or the heuristic's explanation. */
+  /** The judge's one-line reason, why a rule was skipped or errored, or what weighed most in a model's score. */
   reason: string | null
   findings: Finding[]
 }

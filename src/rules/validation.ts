@@ -35,13 +35,16 @@ function patternProblem(pattern: string): string {
 
 /** Fills in what a rule leaves unset: every field present, `expected` defaulting to pass. */
 export function normalizeRule(rule: PolicyRuleInput): PolicyRule {
-  return {
+  const normal: PolicyRule = {
     type: rule.type,
     expected: rule.expected ?? 'pass',
     value: rule.value ?? null,
     threshold: rule.threshold ?? null,
     flagged: rule.flagged ?? null,
   }
+  // `detector` is returned only when set.
+  if (rule.detector !== undefined && rule.detector !== null) normal.detector = rule.detector
+  return normal
 }
 
 /**
@@ -52,6 +55,11 @@ export function checkRules(rules: readonly PolicyRule[], definition: string | nu
   const errors: FieldError[] = []
   rules.forEach((rule, i) => {
     const at = `${base}/rules/${i}`
+    if (rule.detector !== undefined && rule.type !== 'toxicity' && rule.type !== 'prompt_injection')
+      errors.push({
+        pointer: `${at}/detector`,
+        detail: `applies only to toxicity and prompt_injection rules, not to a ${rule.type} rule`,
+      })
     switch (rule.type) {
       case 'keywords':
         if (rule.flagged === null)

@@ -211,13 +211,14 @@ const RuleResultSchema = Type.Object(
       description: 'The threshold applied (the default 0.5 when unset); null for detectors.',
       examples: [null],
     }),
-    method: enumOf(['detector', 'heuristic', 'judge'] as const, {
+    method: enumOf(['detector', 'model', 'judge'] as const, {
       description:
-        'What produced the verdict: detector (pii, keywords, regex, length), heuristic (the offline toxicity and prompt_injection scorers, used without a judge) or judge.',
+        'What produced the verdict: detector (pii, keywords, regex, length), model (the offline toxicity and prompt_injection classifiers that ship with Warden) or judge.',
       examples: ['detector'],
     }),
     reason: Nullable(Type.String(), {
-      description: 'The judge’s one-line reason, the heuristic’s, or why the rule was skipped or errored.',
+      description:
+        'The judge’s one-line reason, what weighed most in a model’s score, or why the rule was skipped or errored.',
       examples: [null],
     }),
     findings: Type.Array(FindingSchema, {

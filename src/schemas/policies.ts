@@ -71,6 +71,14 @@ const flagged = Nullable(
   },
 )
 
+export const DETECTORS = ['model', 'judge'] as const
+export type Detector = (typeof DETECTORS)[number]
+const detector = Nullable(Type.Unsafe<Detector>({ type: 'string', enum: [...DETECTORS] }), {
+  description:
+    'toxicity and prompt_injection only: model (the offline classifier that ships with Warden) or judge (the configured judge model; without one the rule is an error). Null or absent: the judge when one is configured, else the model. Returned only when set; on any other rule type, 422.',
+  examples: ['model'],
+})
+
 export const PolicyRuleInputSchema = Type.Object(
   {
     type: ruleTypeSchema,
@@ -80,6 +88,7 @@ export const PolicyRuleInputSchema = Type.Object(
     value: Type.Optional(value),
     threshold: Type.Optional(threshold),
     flagged: Type.Optional(flagged),
+    detector: Type.Optional(detector),
   },
   { additionalProperties: false },
 )
@@ -97,6 +106,14 @@ export const PolicyRuleSchema = Type.Object(
     value,
     threshold,
     flagged,
+    detector: Type.Optional(
+      Type.Unsafe<Detector>({
+        type: 'string',
+        enum: [...DETECTORS],
+        description: detector.description,
+        examples: ['model'],
+      }),
+    ),
   },
   { $id: 'PolicyRule', title: 'PolicyRule', additionalProperties: false },
 )

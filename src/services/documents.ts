@@ -59,6 +59,7 @@ const ruleInOrder = (r: PolicyRule): PolicyRule => ({
   value: r.value,
   threshold: r.threshold,
   flagged: r.flagged,
+  ...(r.detector !== undefined ? { detector: r.detector } : {}),
 })
 
 export function policyDocument(p: Policy): string {

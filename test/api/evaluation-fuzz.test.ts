@@ -19,7 +19,7 @@ ajv.addSchema(EvaluationSchema)
 const validEvaluation = ajv.getSchema('Evaluation')
 
 const PII_KINDS = ['email', 'phone', 'credit_card', 'iban', 'ssn', 'ip_address', 'api_key']
-/** One rule of every deterministic and heuristic type; the `.` regex matches at every code point. */
+/** One rule of every deterministic and model-scored type; the `.` regex matches at every code point. */
 const EVERY_RULE = [
   { type: 'pii' },
   { type: 'pii', flagged: PII_KINDS },

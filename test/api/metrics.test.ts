@@ -137,7 +137,7 @@ describe.each(STORE_KINDS)('Prometheus metrics (%s)', (kind) => {
     expect(page).not.toContain('draft-only')
     expect(sample(page, 'warden_rule_duration_seconds_count', { type: 'pii', method: 'detector' })).toBe(3)
     expect(
-      sample(page, 'warden_rule_duration_seconds_count', { type: 'prompt_injection', method: 'heuristic' }),
+      sample(page, 'warden_rule_duration_seconds_count', { type: 'prompt_injection', method: 'model' }),
     ).toBe(3)
     expect(sample(page, 'warden_rule_duration_seconds_count', { type: 'length', method: 'detector' })).toBe(3)
     // Test runs are not production evaluations: they are not counted.

@@ -340,6 +340,55 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/policies (%s)
     expect(body.errors).toEqual(errors)
   })
 
+  it('keeps a detector on toxicity and prompt_injection rules, and returns it only when set', async () => {
+    const res = await create(
+      policy([
+        { type: 'toxicity', detector: 'model' },
+        { type: 'prompt_injection', detector: 'judge' },
+        { type: 'prompt_injection', detector: null },
+      ]),
+    )
+    expect(res.statusCode).toBe(201)
+    const rules = res.json().rules
+    expect(rules[0]).toEqual({
+      type: 'toxicity',
+      expected: 'pass',
+      value: null,
+      threshold: null,
+      flagged: null,
+      detector: 'model',
+    })
+    expect(rules[1].detector).toBe('judge')
+    expect(rules[2]).not.toHaveProperty('detector')
+    const read = await t.request({ method: 'GET', url: `${url()}/${res.json().id}` })
+    expect(read.json().rules).toEqual(rules)
+  })
+
+  it('answers 422 for a detector on another rule type, or one that is not model or judge', async () => {
+    const body = problem(
+      await create(
+        policy([
+          { type: 'pii', detector: 'model' },
+          { type: 'toxicity', detector: 'heuristic' },
+        ]),
+      ),
+      422,
+      'validation_error',
+    )
+    expect(body.errors?.map((e) => e.pointer)).toContain('/rules/1/detector')
+    const wrongType = problem(
+      await create(policy([{ type: 'pii', detector: 'model' }])),
+      422,
+      'validation_error',
+    )
+    expect(wrongType.errors).toEqual([
+      {
+        pointer: '/rules/0/detector',
+        detail: 'applies only to toxicity and prompt_injection rules, not to a pii rule',
+      },
+    ])
+  })
+
   it('reports every failing rule of a policy at once', async () => {
     const body = problem(
       await create({

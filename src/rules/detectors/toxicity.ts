@@ -3,7 +3,7 @@ import type { Finding, TargetText } from '../types.js'
 import { CodePointIndex } from './code-points.js'
 import { foldPhrase, foldTarget } from './fold.js'
 import { PhraseSet, unfold } from './phrase-set.js'
-import type { HeuristicScore } from './types.js'
+import type { TextScore } from './types.js'
 
 /** The categories a toxicity rule judges; `flagged` limits a rule to some of them. */
 export const TOXICITY_CATEGORIES = [
@@ -203,9 +203,7 @@ interface Hit {
  * regex over the result. It runs only when a judged category needs it, and heuristics run only
  * when no judge is configured.
  */
-export function toxicityHeuristic(
-  categories: readonly string[] | null,
-): (text: TargetText) => HeuristicScore {
+export function toxicityHeuristic(categories: readonly string[] | null): (text: TargetText) => TextScore {
   const judged = new Set<string>(categories ?? TOXICITY_CATEGORIES)
   const phrases = PHRASES.filter((p) => judged.has(p.category))
   const set = new PhraseSet(phrases.map((p) => p.phrase))
@@ -219,7 +217,7 @@ export function toxicityHeuristic(
     ? new RegExpMatcher({ ...englishDataset.build(), ...englishRecommendedTransformers })
     : undefined
 
-  return (target: TargetText): HeuristicScore => {
+  return (target: TargetText): TextScore => {
     const text = target.text
     const hits: Hit[] = []
     if (matcher !== undefined) {

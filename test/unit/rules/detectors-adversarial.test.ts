@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
+import { injectionScorer } from '../../../src/rules/detectors/classifier/scorers.js'
+import { shippedClassifier } from '../../../src/rules/detectors/classifier/shipped.js'
 import {
-  injectionHeuristic,
   keywordsMatcher,
   piiMatcher,
   regexMatcher,
@@ -59,11 +60,12 @@ describe('built-in patterns stay linear on adversarial input', () => {
     expect(toxicityHeuristic(null)(msg(repeat('fu'))).score).toBeGreaterThanOrEqual(0)
     expect(toxicityHeuristic(null)(msg(repeat('kill '))).score).toBe(0)
   })
-  it('prompt injection: repeated openers with no ending', () => {
-    const injection = injectionHeuristic()
-    expect(injection(msg(repeat('ignore all the '))).score).toBe(0)
-    expect(injection(msg(repeat('pretend '))).score).toBe(0)
-    expect(injection(msg(repeat('reveal your '))).score).toBe(0)
-    expect(injection(msg(repeat('A1b'))).score).toBe(0.3)
+  it('prompt injection: repeated openers, encodings that never end, and noise', () => {
+    const injection = injectionScorer(shippedClassifier('prompt_injection'))
+    for (const unit of ['ignore all the ', 'pretend ', 'A1b', '4142', 'a b ', '⠁']) {
+      const scored = injection(msg(repeat(unit)), 0.5)
+      expect(scored.score).toBeGreaterThanOrEqual(0)
+      expect(scored.score).toBeLessThanOrEqual(1)
+    }
   })
 })

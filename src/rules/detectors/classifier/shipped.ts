@@ -1,0 +1,53 @@
+import { existsSync, readFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { Classifier, parseModel } from './linear.js'
+
+/**
+ * The classifiers that ship with Warden, read from `models/` at the package root (beside `dist/`
+ * and `src/`) the first time one is asked for, each file's checksum checked. `loadShippedModels`
+ * reads them all at start-up, so a damaged file stops the server before it listens instead of
+ * failing a rule later. Like a lexicon bundled with the code, they are read once and never
+ * change while the process runs.
+ */
+export const SHIPPED_TASKS = ['prompt_injection', 'toxicity'] as const
+export type ShippedTask = (typeof SHIPPED_TASKS)[number]
+
+let directory: string | null = null
+const loaded = new Map<ShippedTask, Classifier>()
+
+/** The package's `models/` folder: the nearest one above this module (src/… or dist/…). */
+function modelsDirectory(): string {
+  if (directory !== null) return directory
+  let dir = dirname(fileURLToPath(import.meta.url))
+  for (;;) {
+    if (existsSync(join(dir, 'models', 'prompt_injection.wdm'))) {
+      directory = join(dir, 'models')
+      return directory
+    }
+    const parent = dirname(dir)
+    if (parent === dir) throw new Error('the models/ folder that ships with Warden was not found')
+    dir = parent
+  }
+}
+
+/** The shipped classifier of a task, loaded and verified on first use. */
+export function shippedClassifier(task: ShippedTask): Classifier {
+  let classifier = loaded.get(task)
+  if (classifier === undefined) {
+    const path = join(modelsDirectory(), `${task}.wdm`)
+    try {
+      classifier = new Classifier(parseModel(readFileSync(path)))
+    } catch (error) {
+      throw new Error(`cannot load the ${task} model (${path}): ${(error as Error).message}`)
+    }
+    if (classifier.task !== task) throw new Error(`${path} holds a ${classifier.task} model, not ${task}`)
+    loaded.set(task, classifier)
+  }
+  return classifier
+}
+
+/** Loads and verifies every shipped model (at start-up). */
+export function loadShippedModels(): void {
+  for (const task of SHIPPED_TASKS) shippedClassifier(task)
+}
