@@ -6,7 +6,7 @@ import isEmailModule from 'validator/lib/isEmail.js'
 import { PII_KINDS } from '../../schemas/policies.js'
 import type { Finding, FindingKind, TargetText } from '../types.js'
 import { findApiKeys, type Span } from './api-keys.js'
-import { isCardNumber } from './cards.js'
+import { isCardNumber, isIssuerDigit } from './cards.js'
 import { CodePointIndex } from './code-points.js'
 import type { TextMatcher } from './types.js'
 
@@ -53,9 +53,8 @@ function findCards(text: string, found: Span[]): void {
     while (i < starts.length) {
       let matched = -1
       const from = at[i] as number
-      // No issuer's prefix starts with 0, 1, 7, 8 or 9: skip such groups without a check.
-      const lead = digits.charCodeAt(from)
-      if (lead >= 50 && lead <= 54) {
+      // No issuer's prefix starts with 0 or 7: skip such groups without a check.
+      if (isIssuerDigit(digits.charCodeAt(from))) {
         let j = i
         while (j + 1 < starts.length && (at[j + 2] as number) - from <= 19) j++
         for (; j >= i; j--) {

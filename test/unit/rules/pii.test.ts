@@ -28,9 +28,49 @@ describe('credit cards', () => {
   })
   it('rejects a wrong check digit, an unknown issuer and digits glued to words', () => {
     expect(texts('4111111111111112', cards)).toEqual([])
-    expect(texts('9111111111111111', cards)).toEqual([]) // no network starts with 9
+    expect(texts('9111111111111111', cards)).toEqual([]) // no network's range holds 911
     expect(texts('1234567812345670', cards)).toEqual([]) // Luhn-valid, no issuer
     expect(texts('id4111111111111111', cards)).toEqual([])
+  })
+  it('finds the networks beyond the big four: UATP, Dankort, RuPay, Elo, Troy, Verve and others', () => {
+    for (const [network, number] of [
+      ['UATP', '122000000000003'],
+      ['UATP in 4-5-6 groups', '1220 12345 678906'],
+      ['Dankort', '5019717010103742'],
+      ['Dankort', '5019 1234 5678 9013'],
+      ['RuPay 60', '6074 1234 5678 9013'],
+      ['RuPay 508', '5081 1234 5678 9016'],
+      ['RuPay 82', '8201 1234 5678 9015'],
+      ['Elo', '5067 1234 5678 9014'],
+      ['Elo 509', '5090 1234 5678 9015'],
+      ['Hipercard', '6062 1234 5678 9017'],
+      ['Troy', '9792 1234 5678 9018'],
+      ['Verve', '5061 1234 5678 9010'],
+      ['UnionPay 81', '8171 1234 5678 9011'],
+      ['InterPayment', '6360 1234 5678 9016'],
+      ['InstaPayment', '6371 1234 5678 9013'],
+      ['UzCard', '8600 1234 5678 9012'],
+      ['Humo', '9860 1234 5678 9015'],
+      ['Napas, 19 digits', '9704 1234 5678 9012 345'],
+      ['Maestro UK', '6767 7012 3456 7892'],
+    ]) {
+      expect(texts(`${network}: ${number}.`, cards), network).toEqual([number])
+    }
+  })
+  it('holds the added networks to their lengths and check digits', () => {
+    expect(texts('122000000000004', cards)).toEqual([]) // UATP, wrong check digit
+    expect(texts('1220000000000000003', cards)).toEqual([]) // a 1 with 19 digits
+    expect(texts('5019 1234 5678 9014', cards)).toEqual([]) // Dankort, wrong check digit
+    expect(texts('5019 1234 5678 901', cards)).toEqual([]) // Dankort, 15 digits
+    expect(texts('9792 1234 5678 9012 3', cards)).toEqual([]) // Troy, 17 digits
+    expect(texts('7123 1234 5678 9012', cards)).toEqual([]) // Luhn-valid, no network starts with 7
+    expect(texts('0123 1234 5678 9017', cards)).toEqual([]) // nor with 0
+  })
+  it('counts code points before a card of an added network', () => {
+    const text = '😀 Dankort 5019 1234 5678 9013'
+    const [f] = cards(msg(text))
+    expect(f).toMatchObject({ start: 10, end: 29, text: '5019 1234 5678 9013' })
+    expect(cpSlice(text, f?.start ?? 0, f?.end ?? 0)).toBe('5019 1234 5678 9013')
   })
   it('finds the card inside a longer run of digit groups', () => {
     expect(texts('order 12 4111 1111 1111 1111 2024', cards)).toEqual(['4111 1111 1111 1111'])
