@@ -77,27 +77,39 @@ function findCards(text: string, found: Span[]): void {
 
 /**
  * IBANs in electronic (DE89370400440532013000) or print format (GB82 WEST 1234 5698 7654 32),
- * upper case as the standard writes them, confirmed by ibantools: the country's length and BBAN
- * format and the mod-97 check digits. A candidate longer than its country's IBAN (a number
- * printed after it) is cut to that length.
+ * grouped by spaces or dashes (DE89-3704-0044-0532-0130-00), in upper case as the standard writes
+ * them or all in lower case as people type them (a mix, LV80 bANK…, is no IBAN), confirmed by
+ * ibantools: the country's length and BBAN format and the mod-97 check digits. A candidate longer
+ * than its country's IBAN (a number or words after it) is cut to that length, where a group ends:
+ * never inside one (GB82 WEST 1234 5698 7654 3299 is no IBAN followed by 99).
  */
-const IBAN_CANDIDATE = /(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}(?![A-Za-z0-9])/g
+const IBAN_CANDIDATE = /(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}(?:[ -]?[A-Za-z0-9]){11,30}(?![A-Za-z0-9])/g
 const IBAN_LENGTHS: ReadonlyMap<string, number> = new Map(
   Object.entries(getCountrySpecifications()).flatMap(([country, spec]) =>
     spec.chars ? [[country, spec.chars] as [string, number]] : [],
   ),
 )
+const UPPER = /[A-Z]/
+const LOWER = /[a-z]/
 function findIbans(text: string, found: Span[]): void {
   IBAN_CANDIDATE.lastIndex = 0
   for (let m = IBAN_CANDIDATE.exec(text); m !== null; m = IBAN_CANDIDATE.exec(text)) {
     const candidate = m[0]
-    const length = IBAN_LENGTHS.get(candidate.slice(0, 2))
-    const electronic = electronicFormatIBAN(candidate)
-    if (length === undefined || electronic === null || electronic.length < length) continue
-    if (!isValidIBAN(electronic.slice(0, length))) continue
-    // The end of the `length`-th character that is not a space.
+    const length = IBAN_LENGTHS.get(candidate.slice(0, 2).toUpperCase())
+    if (length === undefined) continue
+    // The end of the `length`-th character that is not a separator.
     let end = 0
-    for (let seen = 0; seen < length; end++) if (candidate[end] !== ' ') seen++
+    for (let seen = 0; seen < length && end < candidate.length; end++) {
+      const c = candidate[end]
+      if (c !== ' ' && c !== '-') seen++
+    }
+    const next = candidate[end]
+    if (next !== undefined && next !== ' ' && next !== '-') continue
+    const iban = candidate.slice(0, end)
+    const electronic = electronicFormatIBAN(iban)
+    if (electronic === null || electronic.length < length) continue
+    if (UPPER.test(iban) && LOWER.test(iban)) continue
+    if (!isValidIBAN(electronic)) continue
     found.push({ start: m.index, end: m.index + end })
   }
 }

@@ -36,6 +36,8 @@ describe('built-in patterns stay linear on adversarial input', () => {
     ['schemes without credentials', repeat('a://b:c')],
     ['key prefixes', repeat('sk-')],
     ['IBAN-like', repeat('DE89 ')],
+    ['IBAN-like, lower case with dashes', repeat('de89-')],
+    ['IBAN-like words', repeat('ab12 cdef ')],
     ['SSN cues', repeat('ssn ')],
   ]
   for (const [name, text] of cases) {

@@ -104,6 +104,32 @@ describe('IBAN', () => {
   })
   it('cuts a candidate to its country length when a number follows', () => {
     expect(texts('DE89 3704 0044 0532 0130 00 1234', ibans)).toEqual(['DE89 3704 0044 0532 0130 00'])
+    expect(texts('VG96 VPVG 0000 0123 4567 8901 X in a sentence', ibans)).toEqual([
+      'VG96 VPVG 0000 0123 4567 8901',
+    ])
+  })
+  it('never cuts inside a group', () => {
+    expect(texts('GB82 WEST 1234 5698 7654 3299', ibans)).toEqual([])
+    expect(texts('DE89370400440532013000EUR', ibans)).toEqual([])
+  })
+  it('reads groups separated by dashes', () => {
+    expect(texts('IBAN: DE89-3704-0044-0532-0130-00.', ibans)).toEqual(['DE89-3704-0044-0532-0130-00'])
+    expect(texts('AL47-2121-1009-0000-0002-3569-8741', ibans)).toEqual(['AL47-2121-1009-0000-0002-3569-8741'])
+    expect(texts('AL47/2121/1009/0000/0002/3569/8741', ibans)).toEqual([])
+    expect(texts('DE89-3704-0044-0532-0130-01', ibans)).toEqual([])
+  })
+  it('reads an IBAN typed all in lower case, not one in mixed case', () => {
+    expect(texts('pay de89 3704 0044 0532 0130 00 today', ibans)).toEqual(['de89 3704 0044 0532 0130 00'])
+    expect(texts('gb82 west 1234 5698 7654 32', ibans)).toEqual(['gb82 west 1234 5698 7654 32'])
+    expect(texts('de89370400440532013000', ibans)).toEqual(['de89370400440532013000'])
+    expect(texts('LV80 bANK 0000 4351 9500 1', ibans)).toEqual([])
+    expect(texts('Gb82 West 1234 5698 7654 32', ibans)).toEqual([])
+  })
+  it('counts code points before an IBAN', () => {
+    const text = '😀 IBAN de89-3704-0044-0532-0130-00'
+    const [f] = ibans(msg(text))
+    expect(f).toMatchObject({ kind: 'iban', start: 7, end: 34, text: 'de89-3704-0044-0532-0130-00' })
+    expect(cpSlice(text, f?.start ?? 0, f?.end ?? 0)).toBe('de89-3704-0044-0532-0130-00')
   })
 })
 
