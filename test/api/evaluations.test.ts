@@ -114,6 +114,14 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/evaluations (
     expect(skipped.verdict).toBe('pass')
   })
 
+  it('passes an IBAN under a policy that flags cards, though its digits hold a Luhn-valid card number', async () => {
+    const res = await evaluate(user('Please pay to RS35 2600 0560 1001 6113 79 by Friday.'))
+    expect(res.statusCode, res.body).toBe(200)
+    const body = res.json()
+    expect(body).toMatchObject({ verdict: 'pass', action: 'allow' })
+    expect(body.policies[0].rules[0]).toMatchObject({ status: 'pass', satisfied: true, findings: [] })
+  })
+
   it('reads text parts joined by a newline, and the output when the assistant spoke last', async () => {
     const res = await evaluate({
       messages: [

@@ -29,10 +29,13 @@ const isEmail = isEmailModule.default
  * confirmed by issuer prefix and length (cards.ts) and the Luhn check digit (validator). A run
  * of groups may hold more than the card (an order number before it, a year after it, other card
  * numbers in a list): from each group, the runs of groups of at most 19 digits are tried,
- * longest first, so a candidate of any length costs at most 19 cheap checks per group.
+ * longest first, so a candidate of any length costs at most 19 cheap checks per group. Digits
+ * inside a valid IBAN are not a card.
  */
 const CARD_CANDIDATE = /(?<![\w-])\d(?:[ -]?\d){11,}(?![\w-])/g
 function findCards(text: string, found: Span[]): void {
+  // The text's IBANs, found when the first card is.
+  let ibans: Span[] | undefined
   CARD_CANDIDATE.lastIndex = 0
   for (let m = CARD_CANDIDATE.exec(text); m !== null; m = CARD_CANDIDATE.exec(text)) {
     const candidate = m[0]
@@ -69,7 +72,15 @@ function findCards(text: string, found: Span[]): void {
         i++
         continue
       }
-      found.push({ start: m.index + (starts[i] as number), end: m.index + (ends[matched] as number) })
+      const start = m.index + (starts[i] as number)
+      const end = m.index + (ends[matched] as number)
+      // Digits that belong to a valid IBAN are its account number, not a card (RS35 2600 0560
+      // 1001 6113 79 holds a Luhn-valid Mastercard number): a card-only policy must pass an IBAN.
+      if (ibans === undefined) {
+        ibans = []
+        findIbans(text, ibans)
+      }
+      if (!ibans.some((s) => s.start < end && start < s.end)) found.push({ start, end })
       i = matched + 1
     }
   }

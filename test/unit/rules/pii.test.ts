@@ -75,6 +75,20 @@ describe('credit cards', () => {
   it('finds the card inside a longer run of digit groups', () => {
     expect(texts('order 12 4111 1111 1111 1111 2024', cards)).toEqual(['4111 1111 1111 1111'])
   })
+  it('reads no card in the digits of a valid IBAN', () => {
+    // 2600 0560 1001 6113 is a Luhn-valid Mastercard number.
+    expect(texts('2600 0560 1001 6113', cards)).toEqual(['2600 0560 1001 6113'])
+    expect(texts('IBAN RS35 2600 0560 1001 6113 79', cards)).toEqual([])
+    expect(texts('iban rs35-2600-0560-1001-6113-79.', cards)).toEqual([])
+    // An invalid IBAN does not hide the card, nor does a valid one elsewhere in the text.
+    expect(texts('RS35 2600 0560 1001 6113 70', cards)).toEqual(['2600 0560 1001 6113'])
+    expect(texts('RS35 2600 0560 1001 6113 79 and card 4111 1111 1111 1111', cards)).toEqual([
+      '4111 1111 1111 1111',
+    ])
+    expect(all(msg('RS35 2600 0560 1001 6113 79')).map((f) => [f.kind, f.text])).toEqual([
+      ['iban', 'RS35 2600 0560 1001 6113 79'],
+    ])
+  })
   it('counts offsets in code points: astral characters before the card', () => {
     const text = '😀😀 my card 4111 1111 1111 1111'
     const [f] = cards(msg(text, 3))
