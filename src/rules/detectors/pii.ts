@@ -8,6 +8,7 @@ import type { Finding, FindingKind, TargetText } from '../types.js'
 import { findApiKeys, type Span } from './api-keys.js'
 import { isCardNumber, isIssuerDigit } from './cards.js'
 import { CodePointIndex } from './code-points.js'
+import { isWordAt } from './fold.js'
 import type { TextMatcher } from './types.js'
 
 /** The entity kinds a pii rule may flag: the API's list (CONTRACT section 4). */
@@ -253,13 +254,44 @@ function findEmails(text: string, found: Span[]): void {
 
 /**
  * IP addresses, v4 dotted quads and v6 in every written form (full, compressed, IPv4-mapped,
- * with a zone), confirmed by node:net. Dotted version numbers (1.2.3.4) are indistinguishable
- * from addresses and are reported.
+ * with a zone), confirmed by node:net, with the prefix length that follows in CIDR notation
+ * (192.168.1.0/24, 2001:db8::/32; a length the family does not allow, 10.0.0.0/123, is left
+ * out). An address is never a fragment of a longer run of digits, dots, hex digits and colons:
+ * neither ::ffff:192 of ::ffff:192.168.1 nor 192.0.2.1 of text::ffff:192.0.2.1 or of
+ * 192.0.2.1.5. A port after an IPv4 address (10.0.0.1:8080) ends it. Dotted version numbers
+ * are indistinguishable from addresses: a quad is taken for one, and not reported, only right
+ * after a version word (version 1.2.3.4, v. 1.2.3.4, firmware 1.2.3.4).
  */
 const IPV4_CANDIDATE = /(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w]|\.\d)/g
 const IPV6_CANDIDATE =
-  /(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{1,4})?(?:%[\w.-]{1,32})?(?![\w:])/g
+  /(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{1,4})?(?:%[\w.-]{1,32})?(?![\w:]|\.[0-9A-Fa-f])/g
 const HEX_DIGIT = /[0-9A-Fa-f]/
+const PREFIX_LENGTH = /\/(\d{1,3})(?!\w|[./]\w)/y
+const VERSION_CUE =
+  /(?<![\p{L}\p{N}_])(?:v|ver|version|versión|versione|release|build|firmware|rev|revision)\.?\s*[:=]?\s*$/iu
+
+/** `end`, or past the CIDR prefix length after it when there is one the family allows. */
+function withPrefixLength(text: string, end: number, max: number): number {
+  if (text.charCodeAt(end) !== 47) return end
+  PREFIX_LENGTH.lastIndex = end
+  const m = PREFIX_LENGTH.exec(text)
+  return m !== null && Number(m[1]) <= max ? end + m[0].length : end
+}
+
+/**
+ * Whether the quad at `start` continues a run of hex digits and colons (ffff:192.0.2.1 of an
+ * IPv6 address glued to a word, 80:10.0.0.1) rather than follow a label (host:10.0.0.1,
+ * IPv4:10.0.0.1): after `::`, or after a colon behind one to five hex digits that stand alone.
+ */
+function continuesHexRun(text: string, start: number): boolean {
+  if (text.charCodeAt(start - 1) !== 58) return false
+  if (text.charCodeAt(start - 2) === 58) return true
+  let i = start - 2
+  while (i >= 0 && i > start - 8 && HEX_DIGIT.test(text[i] as string)) i--
+  const hex = start - 2 - i
+  return hex >= 1 && hex <= 5 && !isWordAt(text, i)
+}
+
 function findIps(text: string, found: Span[]): void {
   const v6: Span[] = []
   if (text.includes(':')) {
@@ -268,7 +300,7 @@ function findIps(text: string, found: Span[]): void {
       const address = m[0]
       const zone = address.indexOf('%')
       if (HEX_DIGIT.test(address) && isIPv6(zone < 0 ? address : address.slice(0, zone))) {
-        v6.push({ start: m.index, end: m.index + address.length })
+        v6.push({ start: m.index, end: withPrefixLength(text, m.index + address.length, 128) })
       }
     }
   }
@@ -278,7 +310,9 @@ function findIps(text: string, found: Span[]): void {
   for (let m = IPV4_CANDIDATE.exec(text); m !== null; m = IPV4_CANDIDATE.exec(text)) {
     const start = m.index
     if (!isIPv4(m[0]) || v6.some((s) => s.start <= start && start < s.end)) continue
-    found.push({ start, end: start + m[0].length })
+    if (continuesHexRun(text, start)) continue
+    if (VERSION_CUE.test(text.slice(Math.max(0, start - 24), start))) continue
+    found.push({ start, end: withPrefixLength(text, start + m[0].length, 32) })
   }
 }
 

@@ -273,6 +273,80 @@ describe('IP addresses', () => {
       '2001:0db8:85a3:0000:0000:8a2e:0370:7334',
     ])
   })
+  it('reports no fragment of a longer run of digits, dots, hex digits and colons', () => {
+    expect(texts('mapped ::ffff:192.168.1 truncated', ips)).toEqual([]) // not ::ffff:192
+    expect(texts('text::ffff:192.0.2.1', ips)).toEqual([]) // not 192.0.2.1
+    expect(texts('foo2001:db8::10.0.0.1', ips)).toEqual([])
+    expect(texts('192.168.1.1.1 and 2001:db8::1.5', ips)).toEqual([])
+    expect(texts('80:10.0.0.1 or ffff:10.0.0.1', ips)).toEqual([])
+  })
+  it('takes a label before an IPv4 address and a port after it', () => {
+    expect(texts('ip:10.0.0.1, IPv4:10.0.0.2', ips)).toEqual(['10.0.0.1', '10.0.0.2'])
+    expect(texts('host 10.0.0.1:8080', ips)).toEqual(['10.0.0.1'])
+    expect(texts('[::ffff:192.168.1.1]:80 and [2001:db8::1]:8080', ips)).toEqual([
+      '::ffff:192.168.1.1',
+      '2001:db8::1',
+    ])
+  })
+  it('skips a dotted quad right after a version word', () => {
+    for (const text of [
+      'version 1.2.3.4',
+      'Version: 1.2.3.4',
+      'v. 1.2.3.4',
+      'firmware 2.0.0.1',
+      'v1.2.3.4',
+    ]) {
+      expect(texts(text, ips), text).toEqual([])
+    }
+    expect(texts('IP 1.2.3.4', ips)).toEqual(['1.2.3.4'])
+    expect(texts('version 2 listens on 10.0.0.1', ips)).toEqual(['10.0.0.1'])
+  })
+  it('takes the prefix length of CIDR notation when the family allows it', () => {
+    expect(texts('Subnet: 192.168.1.0/24, route 10.0.0.0/8.', ips)).toEqual(['192.168.1.0/24', '10.0.0.0/8'])
+    expect(texts('Prefix: 2001:db8::/32 and ::1/128', ips)).toEqual(['2001:db8::/32', '::1/128'])
+    expect(texts('::ffff:192.168.1.0/96 fe80::1%eth0/64', ips)).toEqual([
+      '::ffff:192.168.1.0/96',
+      'fe80::1%eth0/64',
+    ])
+    expect(texts('10.0.0.0/123 and 2001:db8::/9999', ips)).toEqual(['10.0.0.0', '2001:db8::'])
+    expect(texts('::/0 is the default route', ips)).toEqual([]) // the unspecified address says nothing
+  })
+  it('never reports a fragment of a dotted or hex run, on random texts', () => {
+    const pieces = fc.constantFrom(
+      '1',
+      '12',
+      '192',
+      '256',
+      '.',
+      ':',
+      '::',
+      'ffff',
+      'db8',
+      'g',
+      ' ',
+      '/24',
+      ',',
+    )
+    fc.assert(
+      fc.property(fc.array(pieces, { maxLength: 30 }), (parts) => {
+        const text = parts.join('')
+        for (const f of ips(msg(text))) {
+          const before = text.slice(Math.max(0, f.start - 1), f.start)
+          const after = text.slice(f.end, f.end + 2)
+          expect(before, text).not.toMatch(/[\w.]/)
+          expect(after, text).not.toMatch(/^(?:\w|\.[0-9A-Fa-f])/)
+        }
+      }),
+      { numRuns: 3000 },
+    )
+  })
+  it('counts code points before addresses', () => {
+    const text = '😀😀 2001:db8::/32 and 10.1.2.3'
+    expect(ips(msg(text)).map((f) => [f.start, f.end, cpSlice(text, f.start, f.end)])).toEqual([
+      [3, 16, '2001:db8::/32'],
+      [21, 29, '10.1.2.3'],
+    ])
+  })
   it('rejects impossible addresses, times and C++ scopes', () => {
     expect(texts('256.1.1.1 and 1.2.3', ips)).toEqual([])
     expect(texts('at 12:30:45 use std::vector', ips)).toEqual([])
