@@ -31,9 +31,10 @@ const isEmail = isEmailModule.default
  * of groups may hold more than the card (an order number before it, a year after it, other card
  * numbers in a list): from each group, the runs of groups of at most 19 digits are tried,
  * longest first, so a candidate of any length costs at most 19 cheap checks per group. Digits
- * inside a valid IBAN are not a card.
+ * inside a valid IBAN are not a card, nor are digits that a dot or colon continues into more
+ * digits (4111111111111111.25, 1.4111111111111111: a decimal or a version, not a card).
  */
-const CARD_CANDIDATE = /(?<![\w-])\d(?:[ -]?\d){11,}(?![\w-])/g
+const CARD_CANDIDATE = /(?<![\w-]|\d[.:])\d(?:[ -]?\d){11,}(?![\w-]|[.:]\d)/g
 function findCards(text: string, found: Span[]): void {
   // The text's IBANs, found when the first card is.
   let ibans: Span[] | undefined

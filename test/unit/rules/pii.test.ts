@@ -72,6 +72,12 @@ describe('credit cards', () => {
     expect(f).toMatchObject({ start: 10, end: 29, text: '5019 1234 5678 9013' })
     expect(cpSlice(text, f?.start ?? 0, f?.end ?? 0)).toBe('5019 1234 5678 9013')
   })
+  it('reads no card in a longer run of digits joined by dots or colons', () => {
+    expect(texts('amount 4111111111111111.25', cards)).toEqual([])
+    expect(texts('build 1.4111111111111111 and 10:4111111111111111', cards)).toEqual([])
+    expect(texts('card:4111111111111111, expires 12.2030.', cards)).toEqual(['4111111111111111'])
+    expect(texts('It is 4111 1111 1111 1111.', cards)).toEqual(['4111 1111 1111 1111'])
+  })
   it('finds the card inside a longer run of digit groups', () => {
     expect(texts('order 12 4111 1111 1111 1111 2024', cards)).toEqual(['4111 1111 1111 1111'])
   })
