@@ -179,11 +179,13 @@ function findPhones(text: string, found: Span[]): void {
  * US Social Security numbers by the SSA's rules: area not 000, 666 or 900–999, group not 00,
  * serial not 0000, and not one of the numbers the SSA voided after they were printed in
  * advertising (078-05-1120 from a wallet insert, 219-09-9999 and 457-55-5462). Written
- * 123-45-6789 or 123 45 6789; nine bare digits count only right after a cue ("SSN", "social
- * security number"), since nine digits alone are as likely an order or account number.
+ * 123-45-6789 or 123 45 6789; nine bare digits and the dotted 123.45.6789 count only right after
+ * a cue ("SSN", "social security number"), since nine digits alone are as likely an order or
+ * account number and dotted groups a version or a reference.
  */
 const SSN_CANDIDATE = /(?<![\w-])(\d{3})([- ])(\d{2})\2(\d{4})(?![\w-])/g
-const SSN_CUED = /\b(?:ssn|social security(?: number| no\.?)?)\b[^\w\n]{0,5}(?:is |of )?(\d{9})(?!\w)/gi
+const SSN_CUED =
+  /\b(?:ssn|social security(?: number| no\.?)?)\b[^\w\n]{0,5}(?:is |of )?(\d{9}|\d{3}\.\d{2}\.\d{4})(?!\w|[.-]\d)/gi
 const VOIDED_SSNS: ReadonlySet<string> = new Set(['078051120', '219099999', '457555462'])
 function isSsn(digits: string): boolean {
   const area = Number(digits.slice(0, 3))
@@ -203,9 +205,9 @@ function findSsns(text: string, found: Span[]): void {
   }
   SSN_CUED.lastIndex = 0
   for (let m = SSN_CUED.exec(text); m !== null; m = SSN_CUED.exec(text)) {
-    const digits = m[1] as string
+    const written = m[1] as string
     const end = m.index + m[0].length
-    if (isSsn(digits)) found.push({ start: end - digits.length, end })
+    if (isSsn(written.replace(NOT_DIGIT, ''))) found.push({ start: end - written.length, end })
   }
 }
 

@@ -205,6 +205,20 @@ describe('SSN', () => {
     expect(texts('SSN: 123456789', ssns)).toEqual(['123456789'])
     expect(texts('my social security number is 536221234', ssns)).toEqual(['536221234'])
   })
+  it('counts dotted groups only after a cue, by the same rules', () => {
+    expect(texts('SSN: 078.05.1123', ssns)).toEqual(['078.05.1123'])
+    expect(texts('social security number 536.22.1234.', ssns)).toEqual(['536.22.1234'])
+    expect(texts('ref 078.05.1123 and version 123.45.6789', ssns)).toEqual([])
+    expect(texts('SSN: 000.12.3456, SSN 666.12.3456, SSN 078.05.1120', ssns)).toEqual([])
+    expect(texts('SSN 078.05-1123 or SSN 078.05.1123.4', ssns)).toEqual([])
+  })
+  it('counts code points before an SSN', () => {
+    const text = '😀 SSN: 078.05.1123 and 😀 123-45-6789'
+    expect(ssns(msg(text)).map((f) => [f.start, f.end, cpSlice(text, f.start, f.end)])).toEqual([
+      [7, 18, '078.05.1123'],
+      [25, 36, '123-45-6789'],
+    ])
+  })
 })
 
 describe('email', () => {
