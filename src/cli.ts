@@ -4,7 +4,7 @@ import { createInterface } from 'node:readline'
 import { Command, CommanderError, InvalidArgumentError } from 'commander'
 import { VERSION } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
-import { serve } from './server.js'
+import { ListenError, serve } from './server.js'
 import { SCOPES, type Scope } from './services/credentials.js'
 import { createServices, type Services } from './services/index.js'
 import { prepareStore } from './services/store-setup.js'
@@ -248,7 +248,7 @@ export async function main(argv: string[] = process.argv): Promise<void> {
       process.exit(error.exitCode)
     }
     const message =
-      error instanceof CliError || error instanceof ConfigError
+      error instanceof CliError || error instanceof ConfigError || error instanceof ListenError
         ? error.message
         : `unexpected error: ${error instanceof Error ? error.message : String(error)}`
     process.stderr.write(`warden: ${message}\n`)

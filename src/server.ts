@@ -8,6 +8,26 @@ import { createServices } from './services/index.js'
 import { prepareStore } from './services/store-setup.js'
 import { openStore } from './store/database.js'
 
+/** A listener could not bind its address: one line naming the setting to change. */
+export class ListenError extends Error {
+  override name = 'ListenError'
+}
+
+/** What the operator reads when a listener fails to bind: the settings behind it, and what to do. */
+function listenError(
+  error: unknown,
+  where: { host: string; port: number; hostSetting: string; portSetting: string; instead: string },
+): ListenError {
+  const { host, port, hostSetting, portSetting, instead } = where
+  if ((error as NodeJS.ErrnoException | null)?.code === 'EADDRINUSE') {
+    return new ListenError(
+      `port ${port} (${portSetting}) on ${host} is already in use; set ${portSetting} to ${instead}`,
+    )
+  }
+  const reason = error instanceof Error ? error.message : String(error)
+  return new ListenError(`cannot listen on ${host}:${port} (${hostSetting}, ${portSetting}): ${reason}`)
+}
+
 /**
  * Starts Warden: store, migrations, first admin key, HTTP. The only place that listens and the
  * only place that handles process signals.
@@ -53,9 +73,27 @@ export async function serve(config: Config): Promise<FastifyInstance> {
   process.once('SIGTERM', () => void stop('SIGTERM'))
   process.once('SIGINT', () => void stop('SIGINT'))
 
-  await app.listen({ port: config.port, host: config.host })
+  await app.listen({ port: config.port, host: config.host }).catch((error: unknown) => {
+    throw listenError(error, {
+      host: config.host,
+      port: config.port,
+      hostSetting: 'HOST',
+      portSetting: 'PORT',
+      instead: 'a free port',
+    })
+  })
   if (services.metrics) {
-    metricsServer = await startMetricsServer(services.metrics, config.metricsHost, config.metricsPort)
+    metricsServer = await startMetricsServer(services.metrics, config.metricsHost, config.metricsPort).catch(
+      (error: unknown) => {
+        throw listenError(error, {
+          host: config.metricsHost,
+          port: config.metricsPort,
+          hostSetting: 'METRICS_HOST',
+          portSetting: 'METRICS_PORT',
+          instead: 'a free port, or to 0 to turn metrics off',
+        })
+      },
+    )
     logger.info({ host: config.metricsHost, port: metricsServer.port }, 'metrics listening on /metrics')
   }
   if (createdSecret) {
