@@ -73,18 +73,28 @@ export async function serve(config: Config): Promise<FastifyInstance> {
   process.once('SIGTERM', () => void stop('SIGTERM'))
   process.once('SIGINT', () => void stop('SIGINT'))
 
-  await app.listen({ port: config.port, host: config.host }).catch((error: unknown) => {
-    throw listenError(error, {
-      host: config.host,
-      port: config.port,
-      hostSetting: 'HOST',
-      portSetting: 'PORT',
-      instead: 'a free port',
+  const showCreatedKey = () => {
+    if (!createdSecret) return
+    process.stdout.write(
+      `\nWarden created workspace "default" and its first admin API key.\nIt is shown only this once; store it now:\n\n    ${createdSecret}\n\nUse it as: Authorization: Bearer ${createdSecret}\n\n`,
+    )
+  }
+  try {
+    await app.listen({ port: config.port, host: config.host }).catch((error: unknown) => {
+      throw listenError(error, {
+        host: config.host,
+        port: config.port,
+        hostSetting: 'HOST',
+        portSetting: 'PORT',
+        instead: 'a free port',
+      })
     })
-  })
-  if (services.metrics) {
-    metricsServer = await startMetricsServer(services.metrics, config.metricsHost, config.metricsPort).catch(
-      (error: unknown) => {
+    if (services.metrics) {
+      metricsServer = await startMetricsServer(
+        services.metrics,
+        config.metricsHost,
+        config.metricsPort,
+      ).catch((error: unknown) => {
         throw listenError(error, {
           host: config.metricsHost,
           port: config.metricsPort,
@@ -92,14 +102,15 @@ export async function serve(config: Config): Promise<FastifyInstance> {
           portSetting: 'METRICS_PORT',
           instead: 'a free port, or to 0 to turn metrics off',
         })
-      },
-    )
-    logger.info({ host: config.metricsHost, port: metricsServer.port }, 'metrics listening on /metrics')
+      })
+      logger.info({ host: config.metricsHost, port: metricsServer.port }, 'metrics listening on /metrics')
+    }
+  } catch (error) {
+    // The store holds the new key now, and a later start will not create another: show it even
+    // though this start fails.
+    showCreatedKey()
+    throw error
   }
-  if (createdSecret) {
-    process.stdout.write(
-      `\nWarden created workspace "default" and its first admin API key.\nIt is shown only this once; store it now:\n\n    ${createdSecret}\n\nUse it as: Authorization: Bearer ${createdSecret}\n\n`,
-    )
-  }
+  showCreatedKey()
   return app
 }

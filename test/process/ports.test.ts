@@ -1,7 +1,10 @@
 import { createServer } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { call } from '../helpers/http.js'
 import { type RunningServer, runCli, startServer } from '../helpers/process.js'
 import { freshStoreConfig, type TestStoreConfig } from '../helpers/stores.js'
+
+const KEY_LINE = /^ {4}(wdn_[A-Za-z0-9_-]{43})$/m
 
 const freePort = () =>
   new Promise<number>((done) => {
@@ -32,13 +35,25 @@ describe('a second warden serve on the same host', () => {
     for (const store of stores) await store.drop()
   })
 
-  it('stops on a metrics port in use with one line naming METRICS_PORT', async () => {
+  it('stops on a metrics port in use with one line naming METRICS_PORT, and still shows the key it created', async () => {
     const store = await fresh()
     const second = runCli(['serve'], { ...store.env, PORT: '0', METRICS_PORT: String(metricsPort) })
     expect(second.status).toBe(1)
     expect(second.stderr).toBe(
       `warden: port ${metricsPort} (METRICS_PORT) on 127.0.0.1 is already in use; set METRICS_PORT to a free port, or to 0 to turn metrics off\n`,
     )
+    // The failed start created the store's first admin key; it is shown, since no later start
+    // creates another.
+    const key = KEY_LINE.exec(second.stdout)?.[1]
+    expect(key, second.stdout).toBeDefined()
+
+    const again = await startServer(store.env)
+    try {
+      expect(again.stdout()).not.toMatch(KEY_LINE)
+      expect((await call(`${again.url}/v1/applications`, 'GET', key ?? '')).status).toBe(200)
+    } finally {
+      await again.stop()
+    }
   })
 
   it('stops on an API port in use with one line naming PORT', async () => {
@@ -48,6 +63,7 @@ describe('a second warden serve on the same host', () => {
     expect(second.stderr).toBe(
       `warden: port ${first.port} (PORT) on 127.0.0.1 is already in use; set PORT to a free port\n`,
     )
+    expect(second.stdout).toMatch(KEY_LINE)
   })
 
   it('the first server is unharmed by either', async () => {
