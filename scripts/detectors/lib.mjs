@@ -5,6 +5,7 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { FeatureAccumulator, featurize, prepareText } from '../../dist/rules/detectors/classifier/features.js'
+import { random } from './random.mjs'
 
 /**
  * Reads `<dir>/<task>.jsonl` and any `<dir>/<task>.<name>.jsonl` beside it (for example the
@@ -23,18 +24,6 @@ export function readLabelled(dir, task) {
     rows.push(row)
   }
   return rows
-}
-
-/** A seeded pseudo-random generator (mulberry32): the same seed, the same model. */
-export function random(seed) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
 }
 
 /** Feature vectors of every row, computed once. */
@@ -206,3 +195,5 @@ export function flags(argv) {
   }
   return out
 }
+
+export { random }

@@ -27,6 +27,7 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { inflateRawSync } from 'node:zlib'
+import { random } from './random.mjs'
 
 const CAP = 20_000
 const MIN_CHARS = 3
@@ -604,10 +605,10 @@ const TRIGGER_WORDS =
 
 // Deterministic seeded shuffle (returns a new array).
 function seededShuffle(items, key) {
-  const random = mulberry32(SEED ^ hashString(key))
+  const rand = random(SEED ^ hashString(key))
   const out = [...items]
   for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1))
+    const j = Math.floor(rand() * (i + 1))
     ;[out[i], out[j]] = [out[j], out[i]]
   }
   return out
@@ -819,12 +820,12 @@ function readVigilBypass(src) {
     'vigil/hosts',
   ).slice(0, 1500)
   const embedPhrases = seededShuffle(phrases, 'vigil/embedded')
-  const random = mulberry32(SEED ^ hashString('vigil/goals'))
+  const rand = random(SEED ^ hashString('vigil/goals'))
   for (const [i, host] of hosts.entries()) {
-    const goal = INJECTION_GOALS[Math.floor(random() * INJECTION_GOALS.length)]
+    const goal = INJECTION_GOALS[Math.floor(rand() * INJECTION_GOALS.length)]
     const attack = `${embedPhrases[i]}. ${goal}`
     const parts = host.text.split('\n')
-    const at = Math.floor(random() * (parts.length + 1))
+    const at = Math.floor(rand() * (parts.length + 1))
     const text = [...parts.slice(0, at), attack, ...parts.slice(at)].join('\n')
     rows.push({
       label: 1,
@@ -1568,17 +1569,6 @@ function guessLang(text) {
 
 const normalize = (text) => text.trim().replace(/\s+/g, ' ')
 
-function mulberry32(seed) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-
 function hashString(s) {
   let h = 2166136261
   for (const c of s) h = Math.imul(h ^ c.codePointAt(0), 16777619)
@@ -1588,7 +1578,7 @@ function hashString(s) {
 // Stratified sample of at most `cap` rows, keeping the original order of the rows kept.
 function capRows(rows, cap, seedKey) {
   if (rows.length <= cap) return rows
-  const random = mulberry32(SEED ^ hashString(seedKey))
+  const rand = random(SEED ^ hashString(seedKey))
   const byLabel = new Map()
   for (const [i, r] of rows.entries()) {
     if (!byLabel.has(r.label)) byLabel.set(r.label, [])
@@ -1601,7 +1591,7 @@ function capRows(rows, cap, seedKey) {
     const idx = byLabel.get(label)
     const quota = n === labels.length - 1 ? left : Math.round((cap * idx.length) / rows.length)
     for (let i = idx.length - 1; i > 0; i--) {
-      const j = Math.floor(random() * (i + 1))
+      const j = Math.floor(rand() * (i + 1))
       ;[idx[i], idx[j]] = [idx[j], idx[i]]
     }
     for (const i of idx.slice(0, Math.min(quota, idx.length))) keep.add(i)
