@@ -40,11 +40,16 @@ export interface RunningServer {
 /**
  * Starts `warden serve` on a free port and resolves once it listens. The metrics listener is off
  * unless `env` sets METRICS_PORT: servers started together would all claim the default 9464.
+ * `cwd` is the directory it runs in (the default store is `./data/warden.db` there).
  */
-export async function startServer(env: Record<string, string>): Promise<RunningServer> {
+export async function startServer(
+  env: Record<string, string>,
+  options: { cwd?: string } = {},
+): Promise<RunningServer> {
   const proc = spawn(process.execPath, [WARDEN_BIN, 'serve'], {
     env: baseEnv({ PORT: '0', HOST: '127.0.0.1', METRICS_PORT: '0', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
   })
   let out = ''
   let err = ''
