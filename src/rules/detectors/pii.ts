@@ -1,6 +1,6 @@
 import { isIPv4, isIPv6 } from 'node:net'
 import { electronicFormatIBAN, getCountrySpecifications, isValidIBAN } from 'ibantools'
-import { parsePhoneNumberFromString } from 'libphonenumber-js/max'
+import { type CountryCode, parsePhoneNumberFromString } from 'libphonenumber-js/max'
 import { LRUCache } from 'lru-cache'
 import isEmailModule from 'validator/lib/isEmail.js'
 import { PII_KINDS } from '../../schemas/policies.js'
@@ -132,46 +132,138 @@ function findIbans(text: string, found: Span[]): void {
  * American 3-3-4 format read as a US number; confirmed by libphonenumber-js with its full
  * metadata (the number is valid for its numbering plan, not just of a possible length). Other
  * national formats (020 7946 0958) are not read: without a country they are indistinguishable
- * from any other group of digits. libphonenumber-js's own findNumbers scanner is not used: it
- * costs 48 ms per 100 KB of prose and 206 ms per 100 KB holding a number every 400 characters
- * (2.2 ms per KB), while confirming one candidate costs 45–130 µs, so only strict candidates reach
- * it: the same 100 KB costs 12 ms here (bench/detectors.mjs). A candidate that swallowed digits after the number (a year)
- * is retried without its last group, twice at most.
+ * from any other group of digits.
+ *
+ * Candidates are runs of digit groups separated by spaces, dots, dashes, slashes or
+ * parentheses, with an optional leading +, never part of a longer run of digits joined by dots,
+ * dashes or slashes (no 415-555-0132 out of 91-415-555-0132). A run may hold more than the
+ * number (a year after it, a count before it): the longest part of it that is an international
+ * or North American number wins, trying at most two groups off either end, where spaces separate
+ * them.
+ *
+ * libphonenumber-js's own findNumbers scanner is not used: it costs 48 ms per 100 KB of prose and
+ * 206 ms per 100 KB holding a number every 400 characters (2.2 ms per KB), while confirming one
+ * candidate costs 15–130 µs, so only strict candidates reach it: the same 100 KB costs 0.1 ms
+ * here (bench/detectors.mjs).
  */
-const PHONE_CANDIDATE =
-  /(?<![\w+])(?:(\+\d[\d ().-]{5,22}\d)|((?:1[ .-])?(?:\(\d{3}\) ?|\d{3}[ .-])\d{3}[ .-]\d{4}))(?![\w])/g
+const OCTET = '(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)'
+/**
+ * The first three characters spelled out let V8 skip prose quickly; a dotted quad that is an
+ * IPv4 address is not matched at all (it is no phone number, and IP runs are common).
+ */
+const PHONE_RUN = new RegExp(
+  String.raw`(?<![\w+])(?:[+(]\d[\d ()./-]|(?!(?:${OCTET}\.){3}${OCTET}(?![\d.]))\d[\d ()./-])[\d ()./-]{3,31}\d(?!\w|[ ()./-]\d)`,
+  'g',
+)
+/** Where a North American number may be part of a run: its 3-4 ending after an area code. */
+const NANP_PART = /(?:\) ?|\d{3}[ .-])\d{3}[ .-]\d{4}/
+const NANP_FORMAT = /^(?:1[ .-])?(?:\(\d{3}\) ?|\d{3}[ .-])\d{3}[ .-]\d{4}$/
 const NOT_DIGIT = /\D/g
+const PIECE = /[^ ]+/g
 /**
  * libphonenumber's verdicts by candidate: a conversation is sent again with each turn, so the
- * same numbers come back, and confirming one costs 45–130 µs (the library builds its regexes per
+ * same numbers come back, and confirming one costs 10–130 µs (the library builds its regexes per
  * call) against well under 1 µs to look it up.
  */
 const phoneVerdicts = new LRUCache<string, boolean>({ max: 10_000 })
-function isPhone(candidate: string, international: boolean): boolean {
-  const digits = candidate.replace(NOT_DIGIT, '')
-  if (digits.length < 7 || digits.length > 15) return false
-  const key = international ? `+${digits}` : candidate
+function isValidPhone(key: string, candidate: string, region: CountryCode | undefined): boolean {
   let valid = phoneVerdicts.get(key)
   if (valid === undefined) {
-    valid = parsePhoneNumberFromString(key, international ? undefined : 'US')?.isValid() === true
+    valid = parsePhoneNumberFromString(candidate, region)?.isValid() === true
     phoneVerdicts.set(key, valid)
   }
   return valid
 }
-function findPhones(text: string, found: Span[]): void {
-  PHONE_CANDIDATE.lastIndex = 0
-  for (let m = PHONE_CANDIDATE.exec(text); m !== null; m = PHONE_CANDIDATE.exec(text)) {
-    let candidate = m[0]
-    const international = m[1] !== undefined
-    for (let tries = 0; tries < 3; tries++) {
-      if (isPhone(candidate, international)) {
-        found.push({ start: m.index, end: m.index + candidate.length })
-        break
-      }
-      const cut = candidate.search(/[ ().-]+\d+$/)
-      if (!international || cut <= 0) break
-      candidate = candidate.slice(0, cut)
+/** Whether `candidate`, a part of a run holding `digits` digits, is a phone number. */
+function isPhone(candidate: string, digits: number): boolean {
+  if (candidate.charCodeAt(0) === 43) {
+    // Remembered as written: the digits alone are only needed to ask the library.
+    let valid = phoneVerdicts.get(candidate)
+    if (valid === undefined) {
+      valid = parsePhoneNumberFromString(`+${candidate.replace(NOT_DIGIT, '')}`)?.isValid() === true
+      phoneVerdicts.set(candidate, valid)
     }
+    return valid
+  }
+  return (
+    (digits === 10 || digits === 11) &&
+    NANP_FORMAT.test(candidate) &&
+    isValidPhone(candidate, candidate, 'US')
+  )
+}
+function isDigitAt(s: string, i: number): boolean {
+  const c = s.charCodeAt(i)
+  return c >= 48 && c <= 57
+}
+/** How many digits `s` holds in [from, to). */
+function countDigits(s: string, from: number, to: number): number {
+  let n = 0
+  for (let k = from; k < to; k++) {
+    const c = s.charCodeAt(k)
+    if (c >= 48 && c <= 57) n++
+  }
+  return n
+}
+function findPhones(text: string, found: Span[]): void {
+  PHONE_RUN.lastIndex = 0
+  for (let m = PHONE_RUN.exec(text); m !== null; m = PHONE_RUN.exec(text)) {
+    const run = m[0]
+    // The rest of a run of digits joined by dots, dashes or slashes that was too long to match
+    // from its start (checked here rather than in a lookbehind, which costs every position).
+    const before = text.charCodeAt(m.index - 1)
+    if ((before === 46 || before === 45 || before === 47) && isDigitAt(text, m.index - 2)) continue
+    // The whole run first: most runs are one number, or none and of one piece.
+    const count = countDigits(run, 0, run.length)
+    if (count >= 7 && count <= 15 && isPhone(run, count)) {
+      found.push({ start: m.index, end: m.index + run.length })
+      continue
+    }
+    // A part of a run is only ever an international or a North American number.
+    if (run.indexOf(' ') >= 0 && (run.charCodeAt(0) === 43 || NANP_PART.test(run))) {
+      findPhonesInPieces(run, m.index, found)
+    }
+  }
+}
+/**
+ * The numbers in a run that is not one: its pieces between spaces i..j, the longest first, from
+ * at most two pieces off either end; after a number, the pieces after it in the same way.
+ */
+function findPhonesInPieces(run: string, at: number, found: Span[]): void {
+  // Each piece as [start, end) within the run, and how many digits the pieces before each hold:
+  // pieces i..j hold digits[j + 1] - digits[i].
+  const starts: number[] = []
+  const ends: number[] = []
+  const digits: number[] = [0]
+  PIECE.lastIndex = 0
+  for (let p = PIECE.exec(run); p !== null; p = PIECE.exec(run)) {
+    const end = p.index + p[0].length
+    starts.push(p.index)
+    ends.push(end)
+    digits.push((digits[digits.length - 1] as number) + countDigits(run, p.index, end))
+  }
+  const last = starts.length - 1
+  let first = 0
+  while (first <= last) {
+    let matched = -1
+    for (let i = first; i <= Math.min(first + 2, last) && matched < 0; i++) {
+      for (let j = last; j >= Math.max(i, last - 2); j--) {
+        // The whole run was tried.
+        if (i === 0 && j === last) continue
+        const count = (digits[j + 1] as number) - (digits[i] as number)
+        if (count < 7 || count > 15) continue
+        let from = starts[i] as number
+        const to = ends[j] as number
+        // A parenthesis opened before the number and closed after it is not part of it.
+        if (run.charCodeAt(from) === 40 && !run.slice(from, to).includes(')')) from++
+        if (isPhone(run.slice(from, to), count)) {
+          found.push({ start: at + from, end: at + to })
+          matched = j
+          break
+        }
+      }
+    }
+    if (matched < 0) break
+    first = matched + 1
   }
 }
 

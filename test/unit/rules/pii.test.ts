@@ -178,6 +178,26 @@ describe('phone numbers', () => {
   it('drops a trailing group that is not part of the number', () => {
     expect(texts('+44 20 7946 0958 2024', phones)).toEqual(['+44 20 7946 0958'])
   })
+  it('drops a leading group that is not part of the number, and reads two numbers in one run', () => {
+    expect(texts('room 12 (415) 555-2671', phones)).toEqual(['(415) 555-2671'])
+    expect(texts('(415) 555-2671 (212) 555-0198', phones)).toEqual(['(415) 555-2671', '(212) 555-0198'])
+    expect(texts('+44 20 7946 0958 +33 1 42 68 53 00', phones)).toEqual([
+      '+44 20 7946 0958',
+      '+33 1 42 68 53 00',
+    ])
+  })
+  it('reads no number out of a longer run of digits joined by dots, dashes or slashes', () => {
+    expect(texts('international 91-415-555-0132', phones)).toEqual([]) // not 415-555-0132
+    expect(texts('reading 415-555-0132.5, +1 415 555 2671.5', phones)).toEqual([])
+    expect(texts('2024/415-555-0132', phones)).toEqual([])
+    expect(texts('1.415.555.0132 and 1-415-555-0132', phones)).toEqual(['1.415.555.0132', '1-415-555-0132'])
+  })
+  it('counts code points before a phone number', () => {
+    const text = '😀😀 call +44 20 7946 0958'
+    const [f] = phones(msg(text))
+    expect(f).toMatchObject({ kind: 'phone', start: 8, end: 24, text: '+44 20 7946 0958' })
+    expect(cpSlice(text, f?.start ?? 0, f?.end ?? 0)).toBe('+44 20 7946 0958')
+  })
 })
 
 describe('SSN', () => {
