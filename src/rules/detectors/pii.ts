@@ -9,6 +9,7 @@ import { findApiKeys, type Span } from './api-keys.js'
 import { isCardNumber, isIssuerDigit } from './cards.js'
 import { CodePointIndex } from './code-points.js'
 import { isWordAt } from './fold.js'
+import { fitsRegion, phoneCueRegions } from './phone-cues.js'
 import type { TextMatcher } from './types.js'
 
 /** The entity kinds a pii rule may flag: the API's list (CONTRACT section 4). */
@@ -128,23 +129,30 @@ function findIbans(text: string, found: Span[]): void {
 }
 
 /**
- * Phone numbers: international format (+ and a country code) for any country, and the North
- * American 3-3-4 format read as a US number; confirmed by libphonenumber-js with its full
- * metadata (the number is valid for its numbering plan, not just of a possible length). Other
- * national formats (020 7946 0958) are not read: without a country they are indistinguishable
- * from any other group of digits.
+ * Phone numbers, confirmed by libphonenumber-js with its full metadata (the number is valid for
+ * its numbering plan, not just of a possible length):
+ * - international format (+ and a country code), for any country, anywhere;
+ * - the North American 3-3-4 format ((415) 555-2671, 415.555.0198), read as a US number, anywhere;
+ * - every other national format (030 12345678, 020 7946 0958, 03-1234-5678, 05321234567) only
+ *   after a cue word ending at most 30 characters before it, with nothing but connecting words
+ *   between (Telefon:, ring me on, 電話:, Cep no:), and valid in one of the regions of the cue's
+ *   language (phone-cues.ts). Without a country, a national number is indistinguishable from an
+ *   order number, a date or an amount, as nine bare digits are from an SSN; dates (12.03.2024),
+ *   IPv4 addresses and amounts in thousands (3 456 789) are not read even after a cue.
  *
  * Candidates are runs of digit groups separated by spaces, dots, dashes, slashes or
  * parentheses, with an optional leading +, never part of a longer run of digits joined by dots,
  * dashes or slashes (no 415-555-0132 out of 91-415-555-0132). A run may hold more than the
  * number (a year after it, a count before it): the longest part of it that is an international
  * or North American number wins, trying at most two groups off either end, where spaces separate
- * them.
+ * them. A national number is the whole run: a part of one (1234 5678 of 1234 5678 9012) is not.
  *
  * libphonenumber-js's own findNumbers scanner is not used: it costs 48 ms per 100 KB of prose and
  * 206 ms per 100 KB holding a number every 400 characters (2.2 ms per KB), while confirming one
- * candidate costs 15–130 µs, so only strict candidates reach it: the same 100 KB costs 0.1 ms
- * here (bench/detectors.mjs).
+ * candidate in one region costs 10–130 µs, so only strict candidates reach it: the same 100 KB
+ * costs 0.1 ms here (bench/detectors.mjs). The worst case is a text of nothing but distinct
+ * numbers, each confirmed: 100 KB of international numbers costs about 0.1 s, and of national
+ * numbers after an English cue, each tried in up to nine regions, about 0.3 s.
  */
 const OCTET = '(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)'
 /**
@@ -174,8 +182,65 @@ function isValidPhone(key: string, candidate: string, region: CountryCode | unde
   }
   return valid
 }
-/** Whether `candidate`, a part of a run holding `digits` digits, is a phone number. */
-function isPhone(candidate: string, digits: number): boolean {
+/**
+ * Whether a run of digit groups is a date (12.03.2024, 2024-03-12), an IPv4 address or an amount
+ * in thousands (3 456 789, 12.345.678), which no cue makes a phone number. Read by hand rather
+ * than by regexes: every run of digits in a text that is not a phone number by its format asks.
+ */
+function isOrdinaryNumber(run: string): boolean {
+  // The groups' lengths and values, and the one separator between them (mixed ones make none of these).
+  let groups = 0
+  let separator = -1
+  let length = 0
+  let value = 0
+  let firstLength = 0
+  let firstLead = 0
+  let middle = 0
+  let quad = true
+  let thousands = true
+  for (let i = 0; i <= run.length; i++) {
+    const c = i < run.length ? run.charCodeAt(i) : -1
+    if (c >= 48 && c <= 57) {
+      if (length === 0 && groups === 0) firstLead = c
+      length++
+      value = value * 10 + (c - 48)
+      continue
+    }
+    if (length === 0) return false
+    groups++
+    if (groups === 1) firstLength = length
+    else if (groups === 2) middle = length
+    if (length > 3 || value > 255) quad = false
+    if (groups > 1 && length !== 3) thousands = false
+    length = 0
+    value = 0
+    if (c === -1) break
+    if (separator === -1) separator = c
+    else if (separator !== c) return false
+  }
+  if (groups === 4 && separator === 46 && quad) return true
+  if (groups === 3 && separator !== 32 && middle <= 2 && firstLength <= 4) return true
+  return (
+    thousands && groups >= 2 && (separator === 32 || separator === 46) && firstLength <= 2 && firstLead !== 48
+  )
+}
+/** The cue regions of the last run that asked, by its text and offset. */
+let cueText = ''
+let cueAt = -1
+let cueRegions: readonly CountryCode[] = []
+function regionsBefore(text: string, at: number): readonly CountryCode[] {
+  if (cueAt !== at || cueText !== text) {
+    cueRegions = phoneCueRegions(text, at)
+    cueText = text
+    cueAt = at
+  }
+  return cueRegions
+}
+/**
+ * Whether `candidate`, a part of the run at `at` in `text` holding `digits` digits, is a phone
+ * number: international, North American, or, when it is the `whole` run, national after a cue.
+ */
+function isPhone(candidate: string, digits: number, text: string, at: number, whole: boolean): boolean {
   if (candidate.charCodeAt(0) === 43) {
     // Remembered as written: the digits alone are only needed to ask the library.
     let valid = phoneVerdicts.get(candidate)
@@ -185,11 +250,17 @@ function isPhone(candidate: string, digits: number): boolean {
     }
     return valid
   }
-  return (
-    (digits === 10 || digits === 11) &&
-    NANP_FORMAT.test(candidate) &&
-    isValidPhone(candidate, candidate, 'US')
-  )
+  if ((digits === 10 || digits === 11) && NANP_FORMAT.test(candidate)) {
+    if (isValidPhone(candidate, candidate, 'US')) return true
+  }
+  if (!whole || isOrdinaryNumber(candidate)) return false
+  const regions = regionsBefore(text, at)
+  if (regions.length === 0) return false
+  const national = candidate.replace(NOT_DIGIT, '')
+  for (const region of regions) {
+    if (fitsRegion(region, national) && isValidPhone(`${region} ${candidate}`, candidate, region)) return true
+  }
+  return false
 }
 function isDigitAt(s: string, i: number): boolean {
   const c = s.charCodeAt(i)
@@ -214,13 +285,13 @@ function findPhones(text: string, found: Span[]): void {
     if ((before === 46 || before === 45 || before === 47) && isDigitAt(text, m.index - 2)) continue
     // The whole run first: most runs are one number, or none and of one piece.
     const count = countDigits(run, 0, run.length)
-    if (count >= 7 && count <= 15 && isPhone(run, count)) {
+    if (count >= 7 && count <= 15 && isPhone(run, count, text, m.index, true)) {
       found.push({ start: m.index, end: m.index + run.length })
       continue
     }
     // A part of a run is only ever an international or a North American number.
     if (run.indexOf(' ') >= 0 && (run.charCodeAt(0) === 43 || NANP_PART.test(run))) {
-      findPhonesInPieces(run, m.index, found)
+      findPhonesInPieces(text, run, m.index, found)
     }
   }
 }
@@ -228,7 +299,7 @@ function findPhones(text: string, found: Span[]): void {
  * The numbers in a run that is not one: its pieces between spaces i..j, the longest first, from
  * at most two pieces off either end; after a number, the pieces after it in the same way.
  */
-function findPhonesInPieces(run: string, at: number, found: Span[]): void {
+function findPhonesInPieces(text: string, run: string, at: number, found: Span[]): void {
   // Each piece as [start, end) within the run, and how many digits the pieces before each hold:
   // pieces i..j hold digits[j + 1] - digits[i].
   const starts: number[] = []
@@ -255,7 +326,7 @@ function findPhonesInPieces(run: string, at: number, found: Span[]): void {
         const to = ends[j] as number
         // A parenthesis opened before the number and closed after it is not part of it.
         if (run.charCodeAt(from) === 40 && !run.slice(from, to).includes(')')) from++
-        if (isPhone(run.slice(from, to), count)) {
+        if (isPhone(run.slice(from, to), count, text, at, false)) {
           found.push({ start: at + from, end: at + to })
           matched = j
           break

@@ -39,6 +39,11 @@ describe('built-in patterns stay linear on adversarial input', () => {
     ['IBAN-like, lower case with dashes', repeat('de89-')],
     ['IBAN-like words', repeat('ab12 cdef ')],
     ['SSN cues', repeat('ssn ')],
+    ['phone cues', repeat('Telefon: ')],
+    ['phone cues before digit groups', repeat('Tel: 0 ')],
+    ['a phone cue before a long run of groups', `Tel: ${repeat('12 ')}`],
+    ['parenthesised digits', repeat('(1) ')],
+    ['digits joined by slashes', repeat('1/')],
   ]
   for (const [name, text] of cases) {
     it(`pii: ${name}`, () => {

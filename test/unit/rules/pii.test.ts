@@ -1,7 +1,10 @@
 import fc from 'fast-check'
+import { getExampleNumber } from 'libphonenumber-js/max'
+import examples from 'libphonenumber-js/mobile/examples'
 import isEmailModule from 'validator/lib/isEmail.js'
 import { describe, expect, it } from 'vitest'
 import { piiMatcher } from '../../../src/rules/detectors/index.js'
+import { CUE_REGIONS } from '../../../src/rules/detectors/phone-cues.js'
 import { cpSlice, msg } from './detector-helpers.js'
 
 const all = piiMatcher(null)
@@ -197,6 +200,106 @@ describe('phone numbers', () => {
     const [f] = phones(msg(text))
     expect(f).toMatchObject({ kind: 'phone', start: 8, end: 24, text: '+44 20 7946 0958' })
     expect(cpSlice(text, f?.start ?? 0, f?.end ?? 0)).toBe('+44 20 7946 0958')
+  })
+})
+
+describe('phone numbers in national format', () => {
+  const phones = only('phone')
+  // Each: the cue and the number, as a speaker of the cue's language writes it.
+  const cued: [string, string][] = [
+    ['Telefon: ', '030 12345678'],
+    ['Tel. ', '030/12345678'],
+    ['Handy: ', '0171 1234567'],
+    ['Sie erreichen mich unter ', '(030) 12345678'],
+    ['Rufnummer ', '01 5123456'],
+    ['Tel. ', '044 668 18 00'],
+    ['Ring me on ', '020 7946 0958'],
+    ['Mobile: ', '07700 900123'],
+    ['call us on ', '(02) 9876 5432'],
+    ['Appelez le ', '01 42 68 53 00'],
+    ['mon portable : ', '06.12.34.56.78'],
+    ['téléphone: ', '02 123 45 67'],
+    ['電話: ', '03-1234-5678'],
+    ['携帯：', '090-1234-5678'],
+    ['電話番号は', '03-1234-5678'],
+    ['Cep no: ', '05321234567'],
+    ['Cep no: ', '0 (532) 123 45 67'],
+    ['Telefon numaram: ', '532 123 45 67'],
+    ['Llámame al ', '612 345 678'],
+    ['Mi celular es ', '55 1234 5678'],
+    ['Chiamami al ', '347 123 4567'],
+    ['Meu celular: ', '(11) 98456-5666'],
+    ['Liga-me para o ', '912 345 678'],
+    ['Bel me op ', '06 12345678'],
+    ['Zadzwoń pod ', '512 345 678'],
+    ['手机：', '138 1234 5678'],
+    ['联系电话：', '010-6552 9988'],
+    ['전화: ', '010-1234-5678'],
+    ['मेरा फ़ोन नंबर ', '98765 43210'],
+    ['Телефон: ', '8 (495) 123-45-67'],
+    ['My Israeli number is ', '09-7625400'],
+    ['My CN number is ', '13812345678'],
+  ]
+  it('reads a national number after a cue, in the regions of the cue’s language', () => {
+    for (const [cue, number] of cued) expect(texts(`${cue}${number}`, phones), cue).toEqual([number])
+  })
+  it('reads the example number of every region a cue names, as that region writes it', () => {
+    for (const region of CUE_REGIONS) {
+      const number = getExampleNumber(region, examples)?.formatNational() ?? ''
+      expect(texts(`Tel: ${number}`, phones), region).toEqual([number])
+    }
+  })
+  it('reads no national number without a cue', () => {
+    for (const [, number] of cued) expect(texts(`ref ${number}`, phones), number).toEqual([])
+    expect(texts('Order 0301234567 shipped; invoice 020 7946 0958 is due', phones)).toEqual([])
+  })
+  it('needs the cue within 30 characters, with only connecting words between', () => {
+    expect(texts(`Telefon:${' '.repeat(22)}030 12345678`, phones)).toEqual(['030 12345678'])
+    expect(texts(`Telefon:${' '.repeat(31)}030 12345678`, phones)).toEqual([])
+    expect(texts('Call center ticket 45872319 is closed', phones)).toEqual([])
+    expect(texts('contact us about order #123456789', phones)).toEqual([])
+    expect(texts('Call of Duty 2 sold 12345678 copies', phones)).toEqual([])
+    expect(texts('Please call our office on 020 7946 0958', phones)).toEqual(['020 7946 0958'])
+    expect(texts('Telefon (Büro): 030 12345678', phones)).toEqual(['030 12345678'])
+  })
+  it('reads a number only in the regions its cue suggests', () => {
+    expect(texts('Appelez le 020 7946 0958', phones)).toEqual([]) // a British number after a French cue
+    expect(texts('Ring me on 020 7946 0958', phones)).toEqual(['020 7946 0958'])
+  })
+  it('reads no date, address or amount after a cue, nor a part of a longer run', () => {
+    expect(texts('Call me on 12.03.2024 or 2024-03-12', phones)).toEqual([])
+    expect(texts('Phone: 10.0.0.1', phones)).toEqual([])
+    expect(texts('Mobile revenue rose 12.5% to 3 456 789 EUR', phones)).toEqual([])
+    expect(texts('tel aviv population 4 400 000', phones)).toEqual([])
+    expect(texts('call 1234 5678 9012', phones)).toEqual([])
+    expect(texts('Telefon: 12345', phones)).toEqual([])
+    expect(texts('call me on 0 800 123 456', phones)).toEqual(['0 800 123 456']) // not an amount: it starts with 0
+  })
+  it('reads each of two numbers after their cues', () => {
+    expect(texts('Tel: 030 1234567, Fax: 030 1234568', phones)).toEqual(['030 1234567', '030 1234568'])
+  })
+  it('counts code points before a national number', () => {
+    const text = '😀📞 Telefon: 030 12345678'
+    const [f] = phones(msg(text))
+    expect(f).toMatchObject({ kind: 'phone', start: 12, end: 24, text: '030 12345678' })
+    expect(cpSlice(text, f?.start ?? 0, f?.end ?? 0)).toBe('030 12345678')
+  })
+  it('never reports a part of a run of digits joined by dots, dashes or slashes, on random texts', () => {
+    const pieces = fc.constantFrom('Tel: ', 'call ', ' ', '0', '30', '123', '4567', '12345678', '-', '.', '/')
+    const more = fc.constantFrom('(', ')', '+', '+44 ', '+1 ', '415', '555', 'x', ', ', '2671', '😀')
+    fc.assert(
+      fc.property(fc.array(fc.oneof(pieces, more), { maxLength: 25 }), (parts) => {
+        const text = parts.join('')
+        for (const f of phones(msg(text))) {
+          const points = Array.from(text)
+          const before = points.slice(Math.max(0, f.start - 2), f.start).join('')
+          const after = points.slice(f.end, f.end + 2).join('')
+          expect(before, text).not.toMatch(/(?:\w|\d[./-])$/)
+          expect(after, text).not.toMatch(/^(?:\w|[./-]\d)/)
+        }
+      }),
+      { numRuns: 3000 },
+    )
   })
 })
 
