@@ -139,6 +139,26 @@ for (const [name, conversation] of [
     line(`  ${r.type} rule alone, ${name}`, await measure(() => evaluate(alone, conversation, options)))
   }
 }
+// The same policy with the offline classifiers on the input (the budget: at most 10% of the
+// reference evaluation's HTTP throughput, bench/README.md).
+const withModels = [
+  compilePolicy(reference),
+  compilePolicy({
+    ...reference,
+    id: 'models',
+    target: ['input'],
+    rules: [rule('toxicity'), rule('prompt_injection')],
+  }),
+]
+for (const [name, conversation] of [
+  ['short', short],
+  ['long', long],
+]) {
+  line(
+    `  + toxicity and prompt_injection on the input, ${name}`,
+    await measure(() => evaluate(withModels, conversation, options)),
+  )
+}
 line(
   'evaluate + redact, short conversation',
   await measure(async () => redactConversation(short, await evaluate(compiled, short, options))),

@@ -2,7 +2,7 @@
 // writes their weights to models/. Deterministic for a given data set and seed.
 //
 //   npm run train:detectors -- --data DIR [--task prompt_injection|toxicity] [--seed 1]
-//                              [--eval ../shared/datasets/detectors] [--cv] [--out models]
+//                              [--eval ../shared/datasets/detectors] [--cv [--holdout a,b]] [--out models]
 //
 // DIR holds <task>.jsonl files, one `{id, task, source, label, category, text, origin}` a line
 // (the format of the development set). With --cv it writes nothing and instead reports
@@ -142,7 +142,11 @@ for (const task of tasks) {
 
   if (args.cv) {
     // Train on every source but one, measure on that one.
-    const sources = [...new Set([...rows, ...evalRows].map((r) => r.source))].sort()
+    // --holdout a,b limits the cross-validation to those sources (for quicker experiments).
+    const only = typeof args.holdout === 'string' ? new Set(args.holdout.split(',')) : null
+    const sources = [...new Set([...rows, ...evalRows].map((r) => r.source))]
+      .filter((s) => only === null || only.has(s))
+      .sort()
     const groups = []
     const all = [[], []]
     for (const source of sources) {

@@ -228,9 +228,12 @@ export interface DecodedView {
   tokens: Token[]
 }
 
-/** Folds and tokenizes a text, and decodes its hidden views when `decode` is set. */
-export function prepareText(text: string, config: FeatureConfig): PreparedText {
-  const source = fold(text)
+/**
+ * Folds and tokenizes a text, and decodes its hidden views when `decode` is set. `folding`, when
+ * given, is `fold(text)` already computed (rules reading the same text share it).
+ */
+export function prepareText(text: string, config: FeatureConfig, folding?: Folded): PreparedText {
+  const source = folding ?? fold(text)
   const folded = source.text
   const tokens = tokenize(folded)
   const views = config.decode ? decodeViews(text, folded, tokens) : []

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import type { Folded } from '../fold.js'
 import {
   FeatureAccumulator,
   type FeatureConfig,
@@ -164,8 +165,9 @@ export class Classifier {
     return this.model.header.task
   }
 
-  score(text: string): Scored {
-    const prepared = prepareText(text, this.model.header.features)
+  /** Scores a text; `folding` is `fold(text)` when the caller has it already. */
+  score(text: string, folding?: Folded): Scored {
+    const prepared = prepareText(text, this.model.header.features, folding)
     const x = featurize(prepared, this.accumulator)
     return { prepared, probabilities: this.model.heads.map((head) => calibrated(head, logit(head, x))) }
   }

@@ -1,6 +1,6 @@
 import type { FindingKind, TargetText } from '../../types.js'
 import { CodePointIndex } from '../code-points.js'
-import { originalEnd, originalStart } from '../fold.js'
+import { foldTarget, originalEnd, originalStart } from '../fold.js'
 import type { TextScore } from '../types.js'
 import type { Classifier, Evidence, Scored } from './linear.js'
 
@@ -44,7 +44,7 @@ function decodedNote(scored: Scored): string {
 /** prompt_injection: the probability that the text attempts an injection or a jailbreak. */
 export function injectionScorer(classifier: Classifier): ModelScorer {
   return (target, threshold) => {
-    const scored = classifier.score(target.text)
+    const scored = classifier.score(target.text, foldTarget(target))
     const score = round(scored.probabilities[0] as number)
     const evidence = score > threshold ? classifier.evidence(scored.prepared, 'injection') : []
     const weighed = evidence.length > 0 ? `; weighed most: ${quoted(scored, evidence)}` : ''
@@ -71,7 +71,7 @@ export function toxicityScorer(
   const modelled = (categories ?? []).filter((c) => heads.includes(c))
   const unmodelled = categories === null ? [] : categories.filter((c) => !heads.includes(c))
   return (target, threshold) => {
-    const scored = classifier.score(target.text)
+    const scored = classifier.score(target.text, foldTarget(target))
     const p = scored.probabilities
     const toxic = p[0] as number
     const byCategory = heads
