@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The guarded chat completion proxy's own cost (CONTRACT section 11): the same chat completion
+// The guarded chat completion proxy's own cost (docs/chat-completions.md): the same chat completion
 // sent straight to an upstream that answers at once (bench/upstream-double.mjs) and through
 // Warden in front of it, with a reference deterministic policy (pii and keywords, on input and
 // output: two evaluations a request, both recorded in the evaluation log).

@@ -15,7 +15,7 @@ export type StoreConfig =
       schema?: string
     }
 
-/** The judge of scored rules: any OpenAI-compatible Chat Completions endpoint (CONTRACT §9). */
+/** The judge of scored rules: any OpenAI-compatible Chat Completions endpoint (docs/evaluation.md). */
 export interface JudgeConfig {
   /** e.g. http://127.0.0.1:11434/v1; requests go to `{baseUrl}/chat/completions`. */
   readonly baseUrl: string

@@ -5,7 +5,7 @@ import { Counter, Gauge, type Metric, Registry } from 'prom-client'
 import type { JudgeCall } from './rules/openai-judge.js'
 
 /**
- * Prometheus metrics (CONTRACT section 10), served on a listener of their own (`METRICS_PORT`).
+ * Prometheus metrics (docs/log-and-tests.md), served on a listener of their own (`METRICS_PORT`).
  * Label values are bounded: routes by their pattern, applications and policies by id, and at most
  * `maxLabelValues` distinct ids of each, the rest counted under `other`. The hot series are
  * recorded by `FastMetric` and rendered by prom-client's registry, with the process's own series.

@@ -9,7 +9,7 @@ import {
 } from './common.js'
 import { MODES, ON_ERROR, PolicyCreateSchema, RULE_TYPES, VERDICTS } from './policies.js'
 
-/** CONTRACT section 8: the evaluation call. */
+/** The evaluation call (docs/evaluation.md). */
 
 export const MESSAGE_ROLES = ['system', 'developer', 'user', 'assistant', 'tool'] as const
 
@@ -328,7 +328,7 @@ export const EvaluationSchema = Type.Object(
 )
 export type Evaluation = Static<typeof EvaluationSchema>
 
-/** CONTRACT section 10: the evaluation log. */
+/** The evaluation log (docs/log-and-tests.md). */
 
 /** Where an evaluation came from: the evaluation call, or a guarded chat completion's input or output check. */
 export const EVALUATION_SOURCES = ['api', 'chat_input', 'chat_output'] as const

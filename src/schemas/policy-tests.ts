@@ -12,7 +12,7 @@ import {
 import { ContextSchema, EvaluationSchema, MessageSchema } from './evaluations.js'
 import { PolicyCreateSchema, PolicyParamsSchema, VERDICTS } from './policies.js'
 
-/** CONTRACT section 10: a policy's test cases, and a test run over them. */
+/** A policy's test cases (docs/log-and-tests.md), and a test run over them. */
 
 export const RULE_STATUSES = ['pass', 'fail', 'skipped', 'error'] as const
 export type RuleStatus = (typeof RULE_STATUSES)[number]

@@ -195,7 +195,7 @@ export interface PurgeOptions {
   signal?: AbortSignal
 }
 
-/** The evaluation log (CONTRACT section 10): every evaluation recorded, listed, and kept for a time. */
+/** The evaluation log (docs/log-and-tests.md): every evaluation recorded, listed, and kept for a time. */
 export class EvaluationLogService {
   private retentionTimer: NodeJS.Timeout | undefined
   private retentionStop: AbortController | undefined

@@ -41,7 +41,7 @@ export interface EvaluationOptions {
   policies?: StoredPolicies
 }
 
-/** Enforces an application's policies on one conversation (CONTRACT section 8). */
+/** Enforces an application's policies on one conversation (docs/evaluation.md). */
 export class EvaluationsService {
   /**
    * Each stored revision compiled once (patterns, keyword automata, lexicons), by the policy's

@@ -66,7 +66,7 @@ export function withStatementCache(database: SQLite.Database) {
     return statement
   }
   const inTransaction = database.transaction((read: () => unknown) => read())
-  /** Runs statements on this connection without Kysely (compiled.ts). */
+  /** Runs statements on this connection without Kysely (prepared-queries.ts). */
   // An outage (a full disk, an I/O error, a lock held past the busy timeout) is raised as the
   // store's own StoreUnavailableError; every other error passes through as it is.
   const direct: DirectConnection = {

@@ -10,7 +10,7 @@ import { STORE_KINDS } from '../helpers/stores.js'
 
 /** Cases per property; FUZZ_RUNS raises it for a long run (npm run fuzz). */
 const RUNS = Number(process.env.FUZZ_RUNS ?? 400)
-/** The body limit of CONTRACT section 1. */
+/** The body limit (docs/conventions.md). */
 const MiB = 1_048_576
 
 const ajv = new Ajv({ allowUnionTypes: true, strict: false })

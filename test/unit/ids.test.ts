@@ -12,12 +12,12 @@ const anyCodePoint = fc.integer({ min: 0, max: 0x10ffff }).map((code) => String.
 const idPattern = new RegExp(ID_PATTERN, 'u')
 const isId = (text: string) => idPattern.test(text)
 
-/** CONTRACT section 2 in words: 1–128 unreserved URL characters, not starting with '.' or '~'. */
+/** Client-chosen ids (docs/conventions.md) in words: 1–128 unreserved URL characters, not starting with '.' or '~'. */
 const UNRESERVED = /^[A-Za-z0-9._~-]*$/
 const contractSays = (text: string) =>
   text.length >= 1 && text.length <= 128 && UNRESERVED.test(text) && !/^[.~]/.test(text)
 
-describe('client-chosen ids (CONTRACT section 2)', () => {
+describe('client-chosen ids', () => {
   it('is the pattern the id schemas use', () => {
     expect((ApplicationIdParam as { pattern?: string }).pattern).toBe(ID_PATTERN)
   })

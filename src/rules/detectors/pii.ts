@@ -12,7 +12,7 @@ import { isWordAt } from './fold.js'
 import { fitsRegion, phoneCueRegions } from './phone-cues.js'
 import type { TextMatcher } from './types.js'
 
-/** The entity kinds a pii rule may flag: the API's list (CONTRACT section 4). */
+/** The entity kinds a pii rule may flag: the API's list (docs/policies.md). */
 export { PII_KINDS }
 export type PiiKind = (typeof PII_KINDS)[number]
 
