@@ -4,6 +4,7 @@ import type { OpenAIError } from '../schemas/chat-completions.js'
 import type { Problem } from '../schemas/common.js'
 import { StoreUnavailableError } from '../store/errors.js'
 import { setStandardHeaders } from './headers.js'
+import { ruleErrors } from './rule-errors.js'
 import { MAX_FIELD_ERRORS, toFieldErrors } from './validation.js'
 
 declare module 'fastify' {
@@ -102,6 +103,12 @@ export function toAppError(error: FastifyError | AppError | Error, request: Fast
       )
     if (notAnObject) return new AppError('malformed_request', 'The request body must be a JSON object')
     const errors: FieldError[] = toFieldErrors(fastifyError.validation as never, context)
+    const bodies = request.routeOptions.config?.policyBodies
+    if (context === 'body' && bodies !== undefined) {
+      const reported = new Set(errors.map((e) => e.pointer))
+      for (const e of ruleErrors(request.body, bodies.paths, bodies.patch))
+        if (!reported.has(e.pointer)) errors.push(e)
+    }
     const where =
       context === 'body' ? 'the request body' : context === 'querystring' ? 'the query string' : 'the path'
     const first = errors[0]

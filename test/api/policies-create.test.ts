@@ -389,6 +389,28 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/policies (%s)
     ])
   })
 
+  it('lists schema and rule problems in one answer', async () => {
+    const body = problem(
+      await create({
+        id: 'x',
+        rules: [
+          { type: 'regex', value: '(' },
+          { type: 'length', value: 'ten', treshold: 1 },
+          { type: 'custom' },
+        ],
+        target: ['output', 'nowhere'],
+      }),
+      422,
+      'validation_error',
+    )
+    expect(body.errors?.map((e) => e.pointer).sort()).toEqual(
+      ['/rules/1/treshold', '/target/1', '/rules/0/value', '/rules/1/value', '/definition'].sort(),
+    )
+    expect(body.errors?.find((e) => e.pointer === '/definition')?.detail).toBe(
+      'is required by the custom rule at /rules/2',
+    )
+  })
+
   it('reports every failing rule of a policy at once', async () => {
     const body = problem(
       await create({

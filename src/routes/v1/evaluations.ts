@@ -23,7 +23,7 @@ export const evaluationsRoutes: FastifyPluginAsyncTypebox<{ services: Services }
   app.post(
     '/v1/applications/:application_id/evaluations',
     {
-      config: { scope: 'evaluations:write' },
+      config: { scope: 'evaluations:write', policyBodies: { paths: ['/draft_policies/*'] } },
       schema: {
         operationId: 'createEvaluation',
         summary: 'Evaluate a conversation against the application’s policies',

@@ -29,7 +29,7 @@ export const policiesRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
   app.post(
     '/v1/applications/:application_id/policies',
     {
-      config: { scope: 'policies:write', idempotent: true },
+      config: { scope: 'policies:write', idempotent: true, policyBodies: { paths: [''] } },
       schema: {
         operationId: 'createPolicy',
         summary: 'Create a policy for an application',
@@ -109,7 +109,7 @@ export const policiesRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
   app.patch(
     '/v1/applications/:application_id/policies/:policy_id',
     {
-      config: { scope: 'policies:write' },
+      config: { scope: 'policies:write', policyBodies: { paths: [''], patch: true } },
       schema: {
         operationId: 'updatePolicy',
         summary: 'Update a policy',

@@ -183,7 +183,7 @@ export const policyTestsRoutes: FastifyPluginAsyncTypebox<{ services: Services }
   app.post(
     '/v1/applications/:application_id/policies/:policy_id/test-runs',
     {
-      config: { scope: 'policies:read' },
+      config: { scope: 'policies:read', policyBodies: { paths: ['/draft'] } },
       schema: {
         operationId: 'runPolicyTests',
         summary: "Run a policy's test cases",
