@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks'
 import { Counter, Gauge, type Metric, Registry } from 'prom-client'
-import type { JudgeCall } from './rules/openai-judge.js'
+import type { JudgeCall } from './judge/openai.js'
 
 /**
  * Prometheus metrics (docs/log-and-tests.md), served on a listener of their own (`METRICS_PORT`).

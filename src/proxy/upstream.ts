@@ -1,6 +1,6 @@
 /**
  * The call to a model provider's OpenAI-compatible Chat Completions endpoint (CONTRACT section
- * 11): one POST over a keep-alive connection (src/outbound.ts), the whole reply read within
+ * 11): one POST over a keep-alive connection (src/net/outbound.ts), the whole reply read within
  * the provider timeout, a streamed reply parsed by eventsource-parser and kept whole (Warden
  * evaluates it before a client sees any of it). Failures become 502 upstream_error or 504
  * upstream_timeout; the provider's key appears in no error, since a provider may echo it back in
@@ -13,7 +13,7 @@ import { createParser } from 'eventsource-parser'
 import type { ProviderUpstream } from '../config.js'
 import { AppError } from '../errors.js'
 import { MAX_NESTING_DEPTH, tooDeep } from '../http/nesting.js'
-import { postJson, readBody } from '../outbound.js'
+import { postJson, readBody } from '../net/outbound.js'
 import { isChunk, isCompletion, type StreamChunk, streamTexts } from './completions.js'
 
 type Json = Record<string, unknown>

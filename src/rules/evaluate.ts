@@ -1,3 +1,4 @@
+import { type Judge, JudgeError, type JudgeQuestion, type JudgeScore } from '../judge/judge.js'
 import { PII_KINDS, type PolicyRule, type RuleType } from '../schemas/policies.js'
 import {
   type Conversation,
@@ -22,7 +23,6 @@ import {
   TOXICITY_CATEGORIES,
   toxicityHeuristic,
 } from './detectors/index.js'
-import { type Judge, JudgeError, type JudgeQuestion, type JudgeScore } from './judge.js'
 import type { Finding, RuleMethod, RuleStatus, TargetText } from './types.js'
 
 /** A policy as evaluation needs it: a stored revision or a draft. */

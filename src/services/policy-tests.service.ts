@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks'
 import type { Kysely } from 'kysely'
 import { v7 as uuidv7 } from 'uuid'
 import { AppError, conflict, type FieldError, invalid, notFound } from '../errors.js'
+import type { Judge } from '../judge/judge.js'
 import {
   type CompiledPolicy,
   compilePolicy,
@@ -11,7 +12,6 @@ import {
   NO_JUDGE,
   type PolicyResult,
 } from '../rules/evaluate.js'
-import type { Judge } from '../rules/judge.js'
 import type { Evaluation } from '../schemas/evaluations.js'
 import type { PolicyCreate } from '../schemas/policies.js'
 import {

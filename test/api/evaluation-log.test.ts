@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Judge } from '../../src/judge/judge.js'
 import {
   compilePolicy,
   evaluate as evaluatePolicies,
   MAX_REPORTED_FINDINGS,
 } from '../../src/rules/evaluate.js'
-import type { Judge } from '../../src/rules/judge.js'
 import type { Clock } from '../../src/services/clock.js'
 import { EvaluationLogService, logEntry } from '../../src/services/evaluation-log.service.js'
 import { EvaluationsService } from '../../src/services/evaluations.service.js'

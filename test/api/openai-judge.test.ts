@@ -1,8 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { JudgeError, type JudgeQuestion, PROMPT_VERSIONS } from '../../src/rules/judge.js'
-import { createOpenAiJudge, type OpenAiJudgeOptions } from '../../src/rules/openai-judge.js'
+import { JudgeError, type JudgeQuestion } from '../../src/judge/judge.js'
+import { createOpenAiJudge, type OpenAiJudgeOptions } from '../../src/judge/openai.js'
+import { PROMPT_VERSIONS } from '../../src/judge/prompts.js'
 
 /** What the fake endpoint saw of one request. */
 interface Seen {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { type Judge, JudgeError, type JudgeQuestion, type JudgeScore } from '../../../src/judge/judge.js'
 import type { ConversationInput } from '../../../src/rules/conversation.js'
 import { injectionScorer, toxicityScorer } from '../../../src/rules/detectors/classifier/scorers.js'
 import { shippedClassifier } from '../../../src/rules/detectors/classifier/shipped.js'
@@ -11,7 +12,6 @@ import {
   MAX_REPORTED_FINDINGS,
   redactConversation,
 } from '../../../src/rules/evaluate.js'
-import { type Judge, JudgeError, type JudgeQuestion, type JudgeScore } from '../../../src/rules/judge.js'
 import type { TargetText } from '../../../src/rules/types.js'
 import { normalizeRule } from '../../../src/rules/validation.js'
 import type { PolicyRuleInput } from '../../../src/schemas/policies.js'

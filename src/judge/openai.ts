@@ -1,16 +1,14 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
-import { postJson, readBody } from '../outbound.js'
+import { postJson, readBody } from '../net/outbound.js'
 import {
   type Judge,
   JudgeError,
   type JudgeQuestion,
   type JudgeQuestionType,
   type JudgeScore,
-  judgePrompt,
-  parseJudgeAnswer,
-  questionKey,
 } from './judge.js'
+import { judgePrompt, parseJudgeAnswer, questionKey } from './prompts.js'
 
 export interface OpenAiJudgeOptions {
   /** e.g. `http://127.0.0.1:11434/v1`; `/chat/completions` is appended. */
