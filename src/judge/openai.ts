@@ -102,6 +102,10 @@ export function createOpenAiJudge(options: OpenAiJudgeOptions): Judge {
   const cache = new LRUCache<string, JudgeScore>({
     max: options.cacheSize ?? 10_000,
     ttl: CACHE_TTL_MS,
+    // Read the clock at every look-up: by default the cache reuses one reading for a millisecond
+    // of real time, so an entry could outlive its 10 minutes on a clock that jumps (and a test's
+    // clock does).
+    ttlResolution: 0,
     ...(now ? { perf: { now } } : {}),
   })
   const flights = new Map<string, Flight>()
