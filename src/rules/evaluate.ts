@@ -12,7 +12,7 @@ import {
 import { injectionScorer, type ModelScorer, toxicityScorer } from './detectors/classifier/scorers.js'
 import { shippedClassifier } from './detectors/classifier/shipped.js'
 import {
-  keywordsMatcher,
+  keywordsDetector,
   lengthMatcher,
   type PiiKind,
   piiMatcher,
@@ -23,6 +23,7 @@ import {
   TOXICITY_CATEGORIES,
   toxicityHeuristic,
 } from './detectors/index.js'
+import { lengthPending, piiPending, regexPending } from './detectors/pending.js'
 import type { Finding, RuleMethod, RuleStatus, TargetText } from './types.js'
 
 /** A policy as evaluation needs it: a stored revision or a draft. */
@@ -108,8 +109,16 @@ export interface EvaluateOptions {
 export type RuleObserver = (type: RuleType, method: RuleMethod, seconds: number) => void
 
 /** How a compiled rule reaches its verdict. */
-type Engine =
-  | { kind: 'detector'; match: TextMatcher }
+export type Engine =
+  | {
+      kind: 'detector'
+      match: TextMatcher
+      /**
+       * Where a finding may still be in progress at the end of a reply being streamed (pending.ts);
+       * `from` is an earlier answer for a prefix of the text, where a scan may start.
+       */
+      pending: (text: string, from: number) => number
+    }
   | {
       kind: 'per-text-score'
       type: 'toxicity' | 'prompt_injection'
@@ -124,7 +133,7 @@ type Engine =
   /** A rule that cannot be evaluated as stored; validation should have refused it. */
   | { kind: 'broken'; method: RuleMethod; reason: string }
 
-interface CompiledRule {
+export interface CompiledRule {
   index: number
   type: RuleType
   expected: Verdict
@@ -174,22 +183,23 @@ function compileEngine(rule: PolicyRule, definition: string | null): Engine {
     case 'pii': {
       if (rule.flagged?.some((kind) => !piiKinds.has(kind)))
         return broken('the pii rule names an unknown kind')
-      return { kind: 'detector', match: piiMatcher(rule.flagged as PiiKind[] | null) }
+      const kinds = (rule.flagged as PiiKind[] | null) ?? PII_KINDS
+      return { kind: 'detector', match: piiMatcher(kinds), pending: piiPending(kinds) }
     }
     case 'keywords':
       if (rule.flagged === null) return broken('the keywords rule has no phrases')
-      return { kind: 'detector', match: keywordsMatcher(rule.flagged) }
+      return { kind: 'detector', ...keywordsDetector(rule.flagged) }
     case 'regex':
       if (rule.value === null) return broken('the regex rule has no pattern')
       try {
-        return { kind: 'detector', match: regexMatcher(rule.value) }
+        return { kind: 'detector', match: regexMatcher(rule.value), pending: regexPending(rule.value) }
       } catch {
         return broken('the regex rule has a pattern RE2 cannot compile')
       }
     case 'length': {
       const max = rule.value !== null && LENGTH_VALUE.test(rule.value) ? Number(rule.value) : 0
       if (max < 1 || max > MAX_LENGTH) return broken('the length rule has no valid maximum')
-      return { kind: 'detector', match: lengthMatcher(max) }
+      return { kind: 'detector', match: lengthMatcher(max), pending: lengthPending(max) }
     }
     case 'toxicity': {
       const classifier = shippedClassifier('toxicity')

@@ -3,7 +3,7 @@
  * categories the toxicity model has no head for; the models themselves are in `classifier/`). Pure: each factory compiles its rule once (patterns, automata,
  * lexicons) and returns a function of one text; nothing reads the network, a store or globals.
  */
-export { keywordsMatcher } from './keywords.js'
+export { keywordsDetector, keywordsMatcher } from './keywords.js'
 export { lengthMatcher } from './length.js'
 export { PII_KINDS, type PiiKind, piiMatcher } from './pii.js'
 export { redactText } from './redact.js'

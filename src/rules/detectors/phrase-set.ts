@@ -1,4 +1,4 @@
-import { type Folded, isWordAt, isWordBefore, originalEnd, originalStart } from './fold.js'
+import { type Folded, fold, isWordAt, isWordBefore, originalEnd, originalStart } from './fold.js'
 
 /** The most entries a phrase set's table may have (16 MB); a larger set follows failure links instead. */
 const TABLE_LIMIT = 4_000_000
@@ -135,6 +135,37 @@ export class PhraseSet {
       }
       hit = this.dict[hit] as number
     }
+  }
+
+  /**
+   * Where, in the original `text` (not folded), the longest suffix of its folded form that starts
+   * some phrase begins: a phrase still being written, or one complete whose end a letter to come
+   * could still make no whole word. `text.length` when no phrase is under way.
+   */
+  pendingStart(text: string): number {
+    if (this.empty) return text.length
+    const folded = fold(text)
+    const f = folded.text
+    let node = 0
+    for (let i = 0; i < f.length; i++) {
+      const c = f.charCodeAt(i)
+      if (this.table !== null) {
+        const k = c < 128 ? (this.asciiClass[c] as number) : (this.otherClass.get(c) ?? 0)
+        node = this.table[node * this.width + k] as number
+      } else {
+        let target = (this.next[node] as Map<number, number>).get(c)
+        while (target === undefined && node !== 0) {
+          node = this.fail[node] as number
+          target = (this.next[node] as Map<number, number>).get(c)
+        }
+        node = target ?? 0
+      }
+    }
+    // A phrase starts a word: a suffix that starts inside one starts none.
+    while (node !== 0 && isWordBefore(f, f.length - (this.depth[node] as number)))
+      node = this.fail[node] as number
+    const depth = this.depth[node] as number
+    return depth === 0 ? text.length : originalStart(folded, f.length - depth)
   }
 
   /** Whole-word occurrences in folded `text`, non-overlapping, in order of start. */

@@ -1,0 +1,360 @@
+/**
+ * Where a finding could still be in progress at the end of a text that may continue (CONTRACT
+ * section 11, streamed replies). Each detector answers with a UTF-16 offset `p` of `text`, at a
+ * code point boundary, such that for every continuation `text + more`:
+ * - every finding that starts before `p` is a finding of `text` alone, the same span, and
+ * - every finding of `text` alone that starts before `p` is one of `text + more`.
+ * Text before the smallest answer of a reply's enforced rules can be sent: no later text can
+ * flag it, and a finding before it is final (the reply fails, whatever follows).
+ *
+ * The answers follow the candidates each detector reads (pii.ts, api-keys.ts, keywords.ts,
+ * regex.ts): a run of digits and separators can still grow into a card, phone number, SSN or
+ * IPv4 address; a run of address characters into an email; a word into a key; two letters and
+ * digits into an IBAN; the automaton's state inside a phrase into a keyword. They are checked
+ * against whole-text evaluation by the property test of test/unit/rules/stream.test.ts.
+ */
+import { isWordAt } from './fold.js'
+import type { PhraseSet } from './phrase-set.js'
+import type { PiiKind } from './pii.js'
+
+/** The earliest UTF-16 offset of `text` where a finding could still be in progress. */
+export type PendingFrom = (text: string) => number
+
+const isHigh = (c: number) => c >= 0xd800 && c <= 0xdbff
+const isLow = (c: number) => c >= 0xdc00 && c <= 0xdfff
+
+/** `i`, moved back off the second half of a surrogate pair. */
+function atCodePoint(text: string, i: number): number {
+  return i > 0 && i < text.length && isLow(text.charCodeAt(i)) && isHigh(text.charCodeAt(i - 1)) ? i - 1 : i
+}
+
+/** The start of the run of units of `text` that `inRun` accepts ending at its end. */
+function runStart(text: string, inRun: (c: number) => boolean): number {
+  let i = text.length
+  while (i > 0 && inRun(text.charCodeAt(i - 1))) i--
+  return i
+}
+
+const isDigit = (c: number) => c >= 48 && c <= 57
+
+/**
+ * Cards, phone numbers, SSNs and IPv4 addresses are runs of digits joined by spaces, dots,
+ * dashes, slashes, colons, parentheses and a leading +: the trailing run of those characters,
+ * from its first digit, + or (, may still grow into one (or stop being one: a card number that
+ * a letter or more digits continue is none).
+ */
+function numericPending(text: string): number {
+  const start = runStart(
+    text,
+    (c) =>
+      isDigit(c) ||
+      c === 32 ||
+      c === 46 ||
+      c === 45 ||
+      c === 47 ||
+      c === 58 ||
+      c === 40 ||
+      c === 41 ||
+      c === 43,
+  )
+  for (let i = start; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (isDigit(c) || c === 43 || c === 40) return i
+  }
+  return text.length
+}
+
+/**
+ * An IBAN starts with two letters and two digits, then up to 30 letters or digits, optionally
+ * grouped by single spaces or dashes; the tail is read within the longest candidate and its context.
+ */
+const IBAN_TAIL = /(?<![A-Za-z0-9])[A-Za-z](?:[A-Za-z](?:\d(?:\d(?:[ -]?[A-Za-z0-9]){0,30}[ -]?)?)?)?$/
+function ibanPending(text: string): number {
+  const from = Math.max(0, text.length - 72)
+  const m = IBAN_TAIL.exec(text.slice(from))
+  return m === null ? text.length : from + m.index
+}
+
+const EMAIL_CHAR = /[\p{L}\p{N}._%+@-]/u
+/**
+ * An email grows out of a run of local-part characters, an @ and a domain: the trailing run of
+ * those characters may still become one, unless it holds no @ and is longer than a local part
+ * may be (64 code points), since an @ after it could then start none.
+ */
+function emailPending(text: string): number {
+  let i = text.length
+  let points = 0
+  let at = -1
+  while (i > 0 && points <= 400) {
+    let unit = i - 1
+    if (unit > 0 && isLow(text.charCodeAt(unit)) && isHigh(text.charCodeAt(unit - 1))) unit--
+    const c = text.slice(unit, i)
+    if (!EMAIL_CHAR.test(c)) break
+    if (c === '@') at = unit
+    i = unit
+    points++
+  }
+  if (at < 0) return points > 64 ? text.length : i
+  // A local part ends at an @ and holds at most 130 UTF-16 units.
+  return Math.max(0, Math.min(i, at - 130))
+}
+
+const IPV6_TAIL = /(?<![\w:.])[0-9A-Fa-f:][0-9A-Fa-f:.]*(?:%[\w.-]*)?(?:\/\d{0,3}[./]?)?$/
+/**
+ * IPv4 addresses are numeric runs; an IPv6 address is a run of hex digits, colons and dots (a
+ * zone and a prefix length after it): the trailing one, when it holds a colon or is a hex word
+ * short enough to be its first group.
+ */
+function ipPending(text: string): number {
+  let pending = numericPending(text)
+  const from = Math.max(0, text.length - 120)
+  const m = IPV6_TAIL.exec(text.slice(from))
+  if (m !== null && (m[0].includes(':') || m[0].length <= 4)) pending = Math.min(pending, from + m.index)
+  return pending
+}
+
+const PEM_PARTIAL = /-[A-Z0-9 -]{0,70}$/
+/**
+ * Keys are words (a token up to the next whitespace, with the cue or scheme before it), and a
+ * private key block runs from its BEGIN line to its END line: the trailing word, a BEGIN line
+ * being written, and a block not yet ended are pending.
+ */
+function keyPending(text: string): number {
+  let pending = runStart(text, (c) => !(c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0x3000))
+  // Other Unicode spaces end no key candidate: only those above, which the patterns never hold.
+  const from = Math.max(0, text.length - 72)
+  const partial = PEM_PARTIAL.exec(text.slice(from))
+  if (partial !== null) pending = Math.min(pending, from + partial.index)
+  const begin = text.lastIndexOf('-----BEGIN')
+  if (begin >= 0 && text.indexOf('-----END', begin) < 0) pending = Math.min(pending, begin)
+  return pending
+}
+
+const PENDING_BY_KIND: Record<PiiKind, PendingFrom> = {
+  // A card inside a valid IBAN is none: the IBAN's tail counts for cards too.
+  credit_card: (text) => Math.min(numericPending(text), ibanPending(text)),
+  phone: numericPending,
+  ssn: numericPending,
+  iban: ibanPending,
+  email: emailPending,
+  ip_address: ipPending,
+  api_key: keyPending,
+}
+
+/** A pii rule's pending offset: the earliest of its kinds'. */
+export function piiPending(kinds: readonly PiiKind[]): PendingFrom {
+  const finders = [...new Set(kinds)].map((kind) => PENDING_BY_KIND[kind])
+  return (text) => {
+    let pending = text.length
+    for (const find of finders) pending = Math.min(pending, find(text))
+    return atCodePoint(text, pending)
+  }
+}
+
+/**
+ * A keywords rule's pending offset: where the longest suffix of the folded text that starts a
+ * phrase begins (the automaton's depth), and at the latest the last base character, which a
+ * combining mark still to come would fold with. A scan starts at the previous answer for a
+ * prefix of the text (the automaton's state never reaches further back).
+ */
+export function keywordsPending(set: PhraseSet): (text: string, from?: number) => number {
+  return (text, from = 0) => {
+    if (set.empty || text.length === 0) return text.length
+    // Only a letter or number that marks may still join can fold into another.
+    const piece = lastPieceStart(text)
+    const last = isWordAt(text, piece) ? piece : text.length
+    const start = Math.min(from, last)
+    // The phrase under way at the end, and the one before the last base character, which marks
+    // still to come may fold into another letter (cafe + U+0301 reads café).
+    const atEnd = set.pendingStart(text.slice(start))
+    const beforeLast = last < text.length ? set.pendingStart(text.slice(start, last)) : atEnd
+    return start + Math.min(atEnd, beforeLast, last - start)
+  }
+}
+
+const COMBINING = /[\p{M}\u1160-\u11ff\u00ad\u180e\u200b-\u200d\u2060-\u2064\ufeff]/u
+/** Where the last base character of `text` starts, with the marks and invisible characters after it. */
+function lastPieceStart(text: string): number {
+  let i = text.length
+  while (i > 0) {
+    let unit = i - 1
+    if (unit > 0 && isLow(text.charCodeAt(unit)) && isHigh(text.charCodeAt(unit - 1))) unit--
+    i = unit
+    if (!COMBINING.test(text.slice(unit, unit + 2))) break
+  }
+  return i
+}
+
+/**
+ * A length rule holds nothing back up to its maximum, and releases nothing past it: the rule
+ * fails as soon as the text is longer.
+ */
+export function lengthPending(max: number): PendingFrom {
+  return (text) => {
+    if (text.length <= max) return text.length
+    let i = 0
+    for (let n = 0; n < max && i < text.length; n++)
+      i += isHigh(text.charCodeAt(i)) && isLow(text.charCodeAt(i + 1)) ? 2 : 1
+    return i
+  }
+}
+
+/**
+ * A regex rule's pending offset: its longest match, in code points, back from the end when the
+ * pattern's matches are bounded (plus the one code point its `$` or `\b` may read); else the
+ * start of the current line, or of the text when a match can hold a line break.
+ */
+export function regexPending(pattern: string): PendingFrom {
+  const shape = regexShape(pattern)
+  if (shape.maxLength !== null) {
+    const hold = shape.maxLength + 1
+    return (text) => {
+      let i = text.length
+      for (let n = 0; n < hold && i > 0; n++) {
+        i--
+        if (i > 0 && isLow(text.charCodeAt(i)) && isHigh(text.charCodeAt(i - 1))) i--
+      }
+      return i
+    }
+  }
+  if (shape.crossesLines) return () => 0
+  // The line break before the current line may be read by a `\s` or `\b` at its start: hold it too.
+  return (text) => Math.max(0, text.lastIndexOf('\n'))
+}
+
+/** What a regex's matches may be: their longest length in code points (null: unbounded), and whether one can hold a line break. */
+export interface RegexShape {
+  maxLength: number | null
+  crossesLines: boolean
+}
+
+/**
+ * A small reading of an RE2 pattern: the longest match of each alternative, quantifiers
+ * multiplying it (`*`, `+` and `{n,}` unbounded), and whether anything in it can match a line
+ * break (`.` under the `s` flag, `\s`, negated classes and escapes, `\n`, `\r`, `\p`, …, read
+ * generously: a pattern taken to cross lines is held to the end of the reply, which is safe).
+ */
+export function regexShape(pattern: string): RegexShape {
+  let i = 0
+  let dotAll = false
+  let crossesLines = false
+  const INF = Number.POSITIVE_INFINITY
+
+  /** One alternation up to `)` or the end: its longest length. */
+  const alternation = (): number => {
+    let best = 0
+    for (;;) {
+      best = Math.max(best, sequence())
+      if (pattern[i] === '|') {
+        i++
+        continue
+      }
+      return best
+    }
+  }
+  const sequence = (): number => {
+    let total = 0
+    while (i < pattern.length && pattern[i] !== '|' && pattern[i] !== ')') {
+      let atom = atomLength()
+      // Quantifiers (several may follow: `a{2}?`, and RE2 refuses `a**`).
+      for (;;) {
+        const q = pattern[i]
+        if (q === '*' || q === '+') {
+          i++
+          if (atom > 0) atom = INF
+        } else if (q === '?') {
+          i++
+        } else if (q === '{') {
+          const m = /^\{(\d*)(,?)(\d*)\}/.exec(pattern.slice(i))
+          if (m === null) break
+          i += m[0].length
+          const max = m[2] === '' ? Number(m[1]) : m[3] === '' ? INF : Number(m[3])
+          atom = atom === 0 ? 0 : atom * max
+        } else break
+        if (pattern[i] === '?') i++
+      }
+      total += atom
+    }
+    return total
+  }
+  const atomLength = (): number => {
+    const c = pattern[i] as string
+    if (c === '(') {
+      i++
+      // Flags and group kinds: (?:…), (?P<name>…), (?<name>…), (?i), (?s:…).
+      let scopedDotAll = dotAll
+      if (pattern[i] === '?') {
+        const m = /^\?(?:P?<[^>]*>|([a-zA-Z-]*)(:|\)))/.exec(pattern.slice(i))
+        if (m !== null) {
+          i += m[0].length
+          const flags = m[1] ?? ''
+          const on = flags.split('-')[0] ?? ''
+          if (on.includes('s')) scopedDotAll = true
+          if (m[2] === ')') {
+            // (?s) sets the flag for the rest of the enclosing group.
+            dotAll = scopedDotAll
+            return 0
+          }
+        }
+      }
+      const outer = dotAll
+      dotAll = scopedDotAll
+      const length = alternation()
+      dotAll = outer
+      if (pattern[i] === ')') i++
+      return length
+    }
+    if (c === '[') {
+      const m = /^\[\^?\]?(?:\[:[a-z]+:\]|\\.|[^\]])*\]/s.exec(pattern.slice(i))
+      const cls = m?.[0] ?? pattern.slice(i)
+      i += cls.length
+      if (cls.startsWith('[^') || /\\[nrsvfDWSpPx]|\[:(?:space|cntrl|print|graph):\]|\n|\r/.test(cls))
+        crossesLines = true
+      return 1
+    }
+    if (c === '\\') {
+      const next = pattern[i + 1] ?? ''
+      i += 2
+      if ('AzbBZ'.includes(next)) return 0
+      if (next === 'p' || next === 'P') {
+        if (pattern[i] === '{') i = pattern.indexOf('}', i) + 1 || pattern.length
+        else i++
+        crossesLines = true
+        return 1
+      }
+      if (next === 'x') {
+        if (pattern[i] === '{') i = pattern.indexOf('}', i) + 1 || pattern.length
+        else i += 2
+        crossesLines = true
+        return 1
+      }
+      if (next === 'Q') {
+        const end = pattern.indexOf('\\E', i)
+        const literal = end < 0 ? pattern.slice(i) : pattern.slice(i, end)
+        i = end < 0 ? pattern.length : end + 2
+        if (/[\n\r]/.test(literal)) crossesLines = true
+        return [...literal].length
+      }
+      if ('nrsvfDWS'.includes(next) || /[0-7]/.test(next)) crossesLines = true
+      return 1
+    }
+    if (c === '^' || c === '$') {
+      i++
+      return 0
+    }
+    if (c === '.') {
+      i++
+      if (dotAll) crossesLines = true
+      return 1
+    }
+    const point = pattern.codePointAt(i) as number
+    i += point > 0xffff ? 2 : 1
+    if (point === 10 || point === 13) crossesLines = true
+    return 1
+  }
+
+  const length = alternation()
+  // A stray `)` (RE2 would have refused the pattern): read nothing more into it.
+  if (i < pattern.length) return { maxLength: null, crossesLines: true }
+  return { maxLength: Number.isFinite(length) ? length : null, crossesLines }
+}

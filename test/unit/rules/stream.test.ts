@@ -1,0 +1,266 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { regexShape } from '../../../src/rules/detectors/pending.js'
+import { compilePolicy, type EvaluablePolicy, evaluate } from '../../../src/rules/evaluate.js'
+import { ReleaseEngine, streamPlan } from '../../../src/rules/stream.js'
+import type { Finding } from '../../../src/rules/types.js'
+import { normalizeRule } from '../../../src/rules/validation.js'
+import type { PolicyRuleInput } from '../../../src/schemas/policies.js'
+
+function policy(id: string, rules: PolicyRuleInput[], extra: Partial<EvaluablePolicy> = {}) {
+  return compilePolicy({
+    id,
+    revision: 1,
+    draft: false,
+    target: ['output'],
+    definition: null,
+    override_response: null,
+    mode: 'enforce',
+    on_error: 'fail_closed',
+    ...extra,
+    rules: rules.map(normalizeRule),
+  })
+}
+
+const POLICIES = {
+  pii: policy('pii', [{ type: 'pii', expected: 'pass' }]),
+  cards: policy('cards', [{ type: 'pii', expected: 'pass', flagged: ['credit_card'] }]),
+  keywords: policy('keywords', [
+    { type: 'keywords', expected: 'pass', flagged: ['secret plan', 'café', 'ignore previous instructions'] },
+  ]),
+  bounded: policy('bounded', [{ type: 'regex', expected: 'pass', value: 'ORD-\\d{4}\\b' }]),
+  line: policy('line', [{ type: 'regex', expected: 'pass', value: 'TODO:[^\\n]*!' }]),
+  length: policy('length', [{ type: 'length', expected: 'pass', value: '120' }]),
+}
+type PolicyName = keyof typeof POLICIES
+
+/** Findings each kind of detector flags, near misses, and ordinary text with astral characters and marks. */
+const PLANTED = [
+  'jane.doe@example.com',
+  'ops+alerts@mail.example.org',
+  '+1 415 555 2671',
+  '(415) 555-2671',
+  '4111 1111 1111 1111',
+  '4111111111111111',
+  '5500-0000-0000-0004',
+  'DE89 3704 0044 0532 0130 00',
+  'GB82WEST12345698765432',
+  '123-45-6789',
+  'SSN: 123456789',
+  '192.168.1.10',
+  '10.0.0.0/24',
+  '2001:db8::1',
+  'AKIAIOSFODNN7EXAMPLE',
+  'ghp_abcdefghijklmnopqrstuvwxyz0123456789',
+  'secret plan',
+  'Secret  Plan',
+  'café',
+  'cafe\u0301',
+  'ignore previous instructions',
+  'ORD-1234',
+  'TODO: call back!',
+]
+const NEAR = [
+  '4111 1111 1111 1112',
+  '415 555',
+  'cafe',
+  'secret planner',
+  'ORD-12345',
+  'v1.2.3.4',
+  'TODO: later',
+  '12.03.2024',
+  '2024',
+  'jane@',
+  'DE89',
+]
+const WORDS = [
+  'the',
+  'order',
+  'ships',
+  'tomorrow',
+  'I',
+  'at',
+  'de',
+  'face',
+  'résumé',
+  'naïve',
+  '😀',
+  '𝒳yz',
+  'e\u0301',
+  'ok.',
+  '42',
+  '7',
+  '-',
+  ':',
+  'you',
+  'Telefon:',
+  'ssn',
+]
+const SEPARATORS = [' ', ' ', ' ', '', '\n', ', ', '. ', '  ', '-', '.']
+
+const piece = fc.oneof(
+  { weight: 5, arbitrary: fc.constantFrom(...WORDS) },
+  { weight: 1, arbitrary: fc.constantFrom(...PLANTED) },
+  { weight: 1, arbitrary: fc.constantFrom(...NEAR) },
+)
+const reply = fc
+  .array(fc.tuple(piece, fc.constantFrom(...SEPARATORS)), { maxLength: 40 })
+  .map((parts) => parts.map(([p, s]) => p + s).join(''))
+const cleanReply = fc
+  .array(fc.tuple(fc.constantFrom(...WORDS), fc.constantFrom(...SEPARATORS)), { maxLength: 60 })
+  .map((parts) => parts.map(([p, s]) => p + s).join(''))
+
+/** Ways a reply is cut into chunks: 1, 2 or 3 code points, whole words, or random sizes. */
+const chunking = fc.oneof(
+  fc.constantFrom<'1' | '2' | '3' | 'words'>('1', '2', '3', 'words'),
+  fc.array(fc.integer({ min: 1, max: 12 }), { minLength: 1, maxLength: 20 }),
+)
+function cut(text: string, how: '1' | '2' | '3' | 'words' | number[]): string[] {
+  if (how === 'words') return text.split(/(?<=\s)/)
+  const points = [...text]
+  const sizes = Array.isArray(how) ? how : [Number(how)]
+  const chunks: string[] = []
+  for (let i = 0, k = 0; i < points.length; k++) {
+    const size = sizes[k % sizes.length] as number
+    chunks.push(points.slice(i, i + size).join(''))
+    i += size
+  }
+  return chunks
+}
+
+const cpLength = (text: string) => [...text].length
+
+/** The findings of every failing enforced rule of a whole-text evaluation of the reply. */
+async function failing(names: readonly PolicyName[], text: string) {
+  const outcome = await evaluate(
+    names.map((n) => POLICIES[n]),
+    {
+      messages: [
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: text },
+      ],
+      context: null,
+    },
+    { judge: null },
+  )
+  const findings: Finding[] = []
+  for (const p of outcome.policies)
+    for (const r of p.rules) if (r.status === 'fail') findings.push(...r.findings)
+  return { verdict: outcome.verdict, findings, outcome }
+}
+
+function stream(names: readonly PolicyName[], chunks: readonly string[]) {
+  const plan = streamPlan(names.map((n) => POLICIES[n]))
+  if (plan.mode !== 'incremental') throw new Error('expected an incremental plan')
+  const engine = new ReleaseEngine(plan.detectors)
+  let released = ''
+  let violation = false
+  for (const chunk of chunks) {
+    const step = engine.push(chunk)
+    released += step.release
+    if (step.violation) {
+      violation = true
+      break
+    }
+  }
+  if (!violation) {
+    const step = engine.end()
+    released += step.release
+    violation = step.violation
+  }
+  expect(released).toBe(engine.sent)
+  return { released, violation, received: engine.received }
+}
+
+const names = fc.subarray(Object.keys(POLICIES) as PolicyName[], { minLength: 1 })
+
+describe('incremental release of a streamed reply', () => {
+  it('never releases text a failing rule of the whole reply flags, and decides as the whole text does', async () => {
+    await fc.assert(
+      fc.asyncProperty(names, reply, chunking, async (selected, text, how) => {
+        const { released, violation, received } = stream(selected, cut(text, how))
+        expect(text.startsWith(received)).toBe(true)
+        expect(received.startsWith(released)).toBe(true)
+        const whole = await failing(selected, text)
+        // (a) nothing released overlaps a finding of a failing rule of the whole reply.
+        const sent = cpLength(released)
+        // A length finding spans the whole reply: nothing past the maximum is released.
+        for (const f of whole.findings)
+          if (f.kind === 'length') expect(sent).toBeLessThanOrEqual(120)
+          else expect(f.start).toBeGreaterThanOrEqual(sent)
+        if (violation) {
+          // A stopped stream: the text received fails as the whole reply does, and the
+          // evaluation logged for it (of the text received) flags nothing that was sent.
+          const partial = await failing(selected, received)
+          expect(partial.verdict).toBe('fail')
+          expect(whole.verdict).toBe('fail')
+          for (const f of partial.findings)
+            if (f.kind !== 'length') expect(f.start).toBeGreaterThanOrEqual(sent)
+        } else {
+          // (b)/(c) a reply that passes is released whole and unchanged; one that fails is stopped.
+          expect(whole.verdict).toBe('pass')
+          expect(received).toBe(text)
+          expect(released).toBe(text)
+        }
+      }),
+      { numRuns: Number(process.env.FUZZ_RUNS ?? 400) },
+    )
+  })
+
+  it('releases a clean reply whole and unchanged', async () => {
+    await fc.assert(
+      fc.asyncProperty(names, cleanReply, chunking, async (selected, text, how) => {
+        const whole = await failing(selected, text)
+        fc.pre(whole.verdict === 'pass')
+        const { released, violation } = stream(selected, cut(text, how))
+        expect(violation).toBe(false)
+        expect(released).toBe(text)
+      }),
+      { numRuns: 200 },
+    )
+  })
+
+  it('holds back only what may be in progress', () => {
+    const plan = streamPlan([POLICIES.pii, POLICIES.keywords])
+    if (plan.mode !== 'incremental') throw new Error('expected an incremental plan')
+    const engine = new ReleaseEngine(plan.detectors)
+    expect(engine.push('Your order ships ').release).toBe('Your order ships ')
+    // A run of digits may become a card number: held back.
+    expect(engine.push('on 4111 1111').release).toBe('on ')
+    expect(engine.push(' 1111 1111').release).toBe('')
+    expect(engine.push(' thanks').violation).toBe(true)
+  })
+
+  it('fails a length rule as soon as the reply is too long', () => {
+    const plan = streamPlan([POLICIES.length])
+    if (plan.mode !== 'incremental') throw new Error('expected an incremental plan')
+    const engine = new ReleaseEngine(plan.detectors)
+    expect(engine.push('x'.repeat(120)).release).toBe('x'.repeat(120))
+    const step = engine.push('y'.repeat(10))
+    expect(step).toEqual({ release: '', violation: true })
+  })
+
+  it('buffers a reply judged whole, and relays one no enforced output rule reads', () => {
+    const judged = policy('f', [{ type: 'toxicity', expected: 'pass' }])
+    expect(streamPlan([judged]).mode).toBe('buffered')
+    const monitored = policy('m', [{ type: 'toxicity', expected: 'pass' }], { mode: 'monitor' })
+    const input = policy('i', [{ type: 'pii', expected: 'pass' }], { target: ['input'] })
+    expect(streamPlan([monitored, input])).toEqual({ mode: 'incremental', detectors: [] })
+  })
+})
+
+describe('regex shapes', () => {
+  it.each([
+    ['ORD-\\d{4}', 4 + 4, false],
+    ['abc|de', 3, false],
+    ['(?:ab){2,3}c?', 7, false],
+    ['a+', null, false],
+    ['[^x]{3}', 3, true],
+    ['(?s).{2}', 2, true],
+    ['foo.*bar', null, false],
+    ['\\d{3}\\s\\d{3}', 7, true],
+    ['😀{2}', 2, false],
+  ])('%s', (pattern, maxLength, crossesLines) => {
+    expect(regexShape(pattern)).toEqual({ maxLength, crossesLines })
+  })
+})
