@@ -238,11 +238,12 @@ function replacementChunks(
 /** A chunk to send: as received (`raw`), or made here. */
 type OutgoingChunk = { raw?: string; chunk: Json }
 
-/** Server-sent events from chunks, with Warden's outcome on the first one, ending with [DONE]. */
+/** Server-sent events from chunks, with Warden's outcome on the last one, ending with [DONE]. */
 function eventStream(chunks: readonly OutgoingChunk[], warden: WardenOutcome): string {
   let text = ''
+  const last = chunks.length - 1
   for (const [i, { raw, chunk }] of chunks.entries()) {
-    if (i === 0) text += event(JSON.stringify({ ...chunk, warden }))
+    if (i === last) text += event(JSON.stringify({ ...chunk, warden }))
     else text += event(raw ?? JSON.stringify(chunk))
   }
   return text + DONE

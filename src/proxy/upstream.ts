@@ -1,11 +1,12 @@
 /**
- * The call to a model provider's OpenAI-compatible Chat Completions endpoint (CONTRACT section
- * 11): one POST over a keep-alive connection (src/net/outbound.ts), the whole reply read within
- * the provider timeout, a streamed reply parsed by eventsource-parser and kept whole (Warden
- * evaluates it before a client sees any of it). Failures become 502 upstream_error or 504
- * upstream_timeout; the provider's key appears in no error, since a provider may echo it back in
- * its own error messages. A body that cannot be serialised is never sent, and is Warden's own
- * failure (500 internal_error), not the network's.
+ * The call to a model provider's OpenAI-compatible Chat Completions endpoint
+ * (docs/chat-completions.md): one POST over a keep-alive connection (src/net/outbound.ts). `callUpstream` reads the whole
+ * reply within the provider timeout (a streamed reply parsed by eventsource-parser and kept
+ * whole, for a buffered stream); `streamUpstream` yields a stream's chunks as they arrive, the
+ * timeout bounding each wait. Failures become 502 upstream_error or 504 upstream_timeout; the
+ * provider's key appears in no error, since a provider may echo it back in its own error
+ * messages. A body that cannot be serialised is never sent, and is Warden's own failure (500
+ * internal_error), not the network's.
  */
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http'
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https'
@@ -115,6 +116,164 @@ export async function callUpstream(call: UpstreamCall): Promise<UpstreamReply> {
   } finally {
     clearTimeout(timer)
     signal?.removeEventListener('abort', onClientGone)
+  }
+}
+
+/**
+ * Calls the upstream for a streamed reply and yields its chunks as they arrive, up to `[DONE]`
+ * (or the end of a stream whose every choice finished). `timeoutMs` bounds the wait for the
+ * answer and for each piece of it, not the whole stream: the clock stops while the caller
+ * handles a chunk, and starts again when it asks for the next. Failures are those of
+ * `callUpstream`; returning early (a violation, a client gone) aborts the call.
+ */
+export async function* streamUpstream(call: Omit<UpstreamCall, 'stream'>): AsyncGenerator<StreamChunk> {
+  const { upstream, body, timeoutMs, signal } = call
+  if (signal?.aborted) throw new ClientGoneError('the client went away')
+  const payload = serialised(body)
+  const controller = new AbortController()
+  let timedOut = false
+  let timer: NodeJS.Timeout | undefined
+  const startClock = () => {
+    clearTimeout(timer)
+    timer = setTimeout(() => {
+      timedOut = true
+      controller.abort()
+    }, timeoutMs)
+  }
+  const stopClock = () => clearTimeout(timer)
+  const onClientGone = () => controller.abort()
+  signal?.addEventListener('abort', onClientGone, { once: true })
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream' }
+  if (upstream.apiKey) headers.authorization = `Bearer ${upstream.apiKey}`
+  const scrub = (text: string) => (upstream.apiKey ? text.replaceAll(upstream.apiKey, '[REDACTED]') : text)
+  const failure = (error: unknown, doing: string): Error => {
+    if (error instanceof AppError) return error
+    if (timedOut) return new AppError('upstream_timeout', `The model provider was silent for ${timeoutMs} ms`)
+    if (signal?.aborted) return new ClientGoneError('the client went away')
+    return new AppError('upstream_error', `${doing} (${networkReason(error)})`)
+  }
+  startClock()
+  try {
+    let response: IncomingMessage
+    try {
+      response = await postJson(
+        new URL(`${upstream.baseUrl}/chat/completions`),
+        headers,
+        payload,
+        controller.signal,
+      )
+    } catch (error) {
+      throw failure(error, 'Could not reach the model provider')
+    }
+    try {
+      const status = response.statusCode ?? 0
+      if (status < 200 || status > 299) {
+        const text = await readText(response, 64 * 1024)
+        throw new AppError('upstream_error', scrub(statusDetail(status, text)))
+      }
+      const type = response.headers['content-type'] ?? ''
+      if (!type.includes('text/event-stream'))
+        throw nonsense(`answered ${type || 'no content type'} to a streamed request`)
+      const events = new EventReader(scrub)
+      let any = false
+      for await (const part of response as AsyncIterable<Uint8Array>) {
+        const chunks = events.feed(part)
+        if (chunks.length === 0) continue
+        stopClock()
+        for (const chunk of chunks) {
+          any = true
+          yield chunk
+        }
+        // A failure after good chunks in the same piece: those went first.
+        events.rethrow()
+        startClock()
+      }
+      for (const chunk of events.end()) {
+        any = true
+        yield chunk
+      }
+      if (!any) throw nonsense('streamed no chunk')
+    } catch (error) {
+      response.destroy()
+      throw failure(error, 'The connection to the model provider broke')
+    } finally {
+      // Returned early: stop reading, and let the provider know.
+      if (!response.complete) response.destroy()
+    }
+  } finally {
+    stopClock()
+    signal?.removeEventListener('abort', onClientGone)
+  }
+}
+
+/** The data events of a server-sent event stream, parsed as they arrive, each a chat completion chunk. */
+class EventReader {
+  private readonly decoder = new TextDecoder()
+  private readonly parser
+  private ready: StreamChunk[] = []
+  private seen: StreamChunk[] = []
+  private done = false
+  private problem: AppError | null = null
+  private bytes = 0
+
+  constructor(scrub: (text: string) => string) {
+    this.parser = createParser({
+      onEvent: (event) => {
+        if (this.done || this.problem) return
+        if (event.data === '[DONE]') {
+          this.done = true
+          return
+        }
+        let chunk: unknown
+        try {
+          chunk = JSON.parse(event.data)
+        } catch {
+          this.problem = nonsense('streamed an event that is not JSON')
+          return
+        }
+        const error = errorMessage(chunk)
+        if (error !== null)
+          this.problem = new AppError(
+            'upstream_error',
+            scrub(`The model provider failed mid-stream: ${error}`),
+          )
+        else if (!isChunk(chunk))
+          this.problem = nonsense('streamed an event that is not a chat completion chunk')
+        else if (tooDeep(chunk, MAX_NESTING_DEPTH) !== null) this.problem = nonsense(`streamed ${DEEPER}`)
+        else this.ready.push({ raw: event.data, chunk })
+      },
+    })
+  }
+
+  /** The chunks completed by `part`; throws the stream's problem. */
+  feed(part: Uint8Array): StreamChunk[] {
+    this.bytes += part.byteLength
+    if (this.bytes > MAX_REPLY_BYTES) throw nonsense(`streamed more than ${MAX_REPLY_BYTES} bytes`)
+    this.parser.feed(this.decoder.decode(part, { stream: true }))
+    return this.take()
+  }
+
+  /** The last chunks once the stream ended; throws when it ended before the reply was complete. */
+  end(): StreamChunk[] {
+    if (this.done) return []
+    this.parser.feed(`${this.decoder.decode()}\n\n`)
+    const last = this.take()
+    if (!streamTexts(this.seen).finished) throw nonsense('ended its stream before the reply was complete')
+    return last
+  }
+
+  /** Throws the stream's problem, if it has one. */
+  rethrow(): void {
+    if (this.problem) throw this.problem
+  }
+
+  private take(): StreamChunk[] {
+    if (this.problem && this.ready.length === 0) throw this.problem
+    const chunks = this.ready
+    this.ready = []
+    // Only the finish reasons matter once the stream ended without [DONE].
+    for (const chunk of chunks) this.seen.push({ raw: '', chunk: { choices: chunk.chunk.choices } })
+    return chunks
   }
 }
 

@@ -36,6 +36,23 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
       headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
       body: JSON.stringify(body),
     })
+  /** A raw streamed call that asks for the whole reply to be evaluated before any of it is sent. */
+  const postBuffered = (application: string, body: unknown) =>
+    fetch(`${base}/v1/applications/${application}/chat/completions`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${t.adminKey}`,
+        'x-warden-stream': 'buffered',
+      },
+      body: JSON.stringify(body),
+    })
+  /** The data events of a stream's body, parsed. */
+  const eventsOf = (body: string) =>
+    body
+      .split('\n\n')
+      .filter((e) => e.startsWith('data: {'))
+      .map((e) => JSON.parse(e.slice(6)))
   /** A raw HTTP call with the body as JSON text, for bodies JSON.stringify cannot write. */
   const postText = (application: string, text: string) =>
     fetch(`${base}/v1/applications/${application}/chat/completions`, {
@@ -493,7 +510,7 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
         received += chunk.choices[0]?.delta.content ?? ''
       }
       expect(received).toBe(text)
-      expect(chunks[0].warden).toMatchObject({ action: 'allow' })
+      expect(chunks.at(-1).warden).toMatchObject({ action: 'allow' })
       expect(chunks.at(-1).usage).toEqual({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 })
       expect(chunks.at(-2).choices[0].finish_reason).toBe('stop')
       expect(double.received[0]?.body.stream).toBe(true)
@@ -513,10 +530,10 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
       for (const e of events.slice(0, -2)) expect(e).toMatch(/^data: \{/)
     })
 
-    it('replaces a streamed reply that leaks a key before any of it is sent', async () => {
+    it('replaces a buffered streamed reply that leaks a key before any of it is sent', async () => {
       const text = `Sure! The key is ${LEAKED}, keep it safe.`
       double.script({ chunks: chunksOf(text, { size: 3, usage: true }) })
-      const res = await post('support-bot', {
+      const res = await postBuffered('support-bot', {
         model: 'm',
         stream: true,
         stream_options: { include_usage: true },
@@ -534,9 +551,9 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
       expect(chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('')).toBe(OVERRIDE)
       expect(chunks.at(-2).choices[0].finish_reason).toBe('content_filter')
       expect(chunks.at(-1).usage.total_tokens).toBe(15)
-      expect(chunks[0].warden.action).toBe('override')
+      expect(chunks.at(-1).warden.action).toBe('override')
 
-      // And through the SDK.
+      // Released as it grows (the default), through the SDK: the text before the key, then the override.
       double.script({ chunks: chunksOf(text) })
       let received = ''
       let finish: string | null = null
@@ -548,7 +565,7 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
         received += chunk.choices[0]?.delta.content ?? ''
         finish = chunk.choices[0]?.finish_reason ?? finish
       }
-      expect(received).toBe(OVERRIDE)
+      expect(received).toBe(`Sure! The key is ${OVERRIDE}`)
       expect(finish).toBe('content_filter')
     })
 
@@ -613,10 +630,81 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
       )
       await new Promise((resolve) => setTimeout(resolve, 100))
       expect(double.received).toHaveLength(1)
-      controller.abort()
-      await expect(pending).rejects.toThrow()
+      // The stream has started (released as it grows): the first chunks are there.
+      const reading = (async () => {
+        for await (const chunk of await pending) if (chunk.choices[0]?.delta.content) controller.abort()
+      })()
+      await reading.catch(() => undefined)
       await hungUp
       expect(double.hangUps).toBeGreaterThan(0)
+    })
+  })
+
+  describe('streams released as the reply grows', () => {
+    it('sends the first text before the upstream finished, through the SDK', async () => {
+      double.script({ chunks: chunksOf('Your order ships on Monday.'), hang: true })
+      const stream = await client.chat.completions.create({
+        model: 'm',
+        stream: true,
+        messages: user('when?'),
+      })
+      let first = ''
+      for await (const chunk of stream) {
+        first += chunk.choices[0]?.delta.content ?? ''
+        if (first.length > 0) break
+      }
+      // The upstream is still answering (it never ends): its first words came through already.
+      expect('Your order ships on Monday.'.startsWith(first)).toBe(true)
+      expect(first.length).toBeGreaterThan(0)
+    })
+
+    it('never sends a card number written mid-stream, ends with the override, and logs the whole text received', async () => {
+      const text = `Thanks for waiting. Your card ${CARD} is on file, and the refund goes there.`
+      double.script({ chunks: chunksOf(text, { size: 2 }), gapMs: 2 })
+      let received = ''
+      let finish: string | null = null
+      let last: any = null
+      for await (const chunk of await client.chat.completions.create({
+        model: 'm',
+        stream: true,
+        messages: user('refund?'),
+      })) {
+        received += chunk.choices[0]?.delta.content ?? ''
+        finish = chunk.choices[0]?.finish_reason ?? finish
+        last = chunk
+      }
+      expect(received).toBe(`Thanks for waiting. Your card ${OVERRIDE}`)
+      expect(received).not.toContain('4111')
+      expect(finish).toBe('content_filter')
+      expect(last.warden).toMatchObject({ action: 'override' })
+      expect(double.hangUps).toBeGreaterThan(0)
+
+      // The log holds the output evaluation of what was received, with the card's finding.
+      double.script({ chunks: chunksOf(text, { size: 2 }), gapMs: 2 })
+      const res = await post('support-bot', { model: 'm', stream: true, messages: user('refund?') })
+      const events = eventsOf(await res.text())
+      const outcome = events.at(-1).warden
+      expect(events.at(-1).choices[0]).toMatchObject({
+        delta: { content: OVERRIDE },
+        finish_reason: 'content_filter',
+      })
+      const entry = await t.request({
+        method: 'GET',
+        url: `/v1/applications/support-bot/evaluations/${outcome.output_evaluation_id}`,
+      })
+      expect(entry.statusCode).toBe(200)
+      const logged = entry.json()
+      expect(logged.source).toBe('chat_output')
+      const findings = logged.policies.flatMap((p: any) => p.rules.flatMap((r: any) => r.findings))
+      expect(findings).toContainEqual(expect.objectContaining({ kind: 'credit_card' }))
+    })
+
+    it('answers X-Warden-Stream: buffered with nothing before the whole reply passed', async () => {
+      double.script({ chunks: chunksOf('All fine here.') })
+      const res = await postBuffered('support-bot', { model: 'm', stream: true, messages: user('x') })
+      const events = eventsOf(await res.text())
+      expect(events.map((c) => c.choices[0]?.delta?.content ?? '').join('')).toBe('All fine here.')
+      expect(events.at(-1).warden).toMatchObject({ action: 'allow' })
     })
   })
 
@@ -663,7 +751,8 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
         { chunks: [chunksOf('partial')[0], { error: { message: 'overloaded' } }] },
         { chunks: chunksOf('cut short').slice(0, 2), done: false },
       )
-      const ask = (stream: boolean) => post('support-bot', { model: 'm', stream, messages: user('x') })
+      const ask = (stream: boolean) =>
+        (stream ? postBuffered : post)('support-bot', { model: 'm', stream, messages: user('x') })
       expect((await expectProblem(await ask(false), 502, 'upstream_error')).detail).toMatch(/not JSON/)
       expect((await expectProblem(await ask(false), 502, 'upstream_error')).detail).toMatch(
         /not a chat completion/,
@@ -674,6 +763,20 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
       expect((await expectProblem(await ask(true), 502, 'upstream_error')).detail).toMatch(
         /before the reply was complete/,
       )
+      // Released as it grows, a stream already started ends with an error event and no [DONE].
+      double.script({ chunks: [...chunksOf('partial').slice(0, 2), { error: { message: 'overloaded' } }] })
+      const started = await post('support-bot', { model: 'm', stream: true, messages: user('x') })
+      expect(started.status).toBe(200)
+      const body = await started.text()
+      expect(body).not.toContain('[DONE]')
+      expect(eventsOf(body).at(-1)).toEqual({
+        error: {
+          message: 'The model provider failed mid-stream: overloaded',
+          type: 'upstream_error',
+          param: null,
+          code: 'upstream_error',
+        },
+      })
     })
 
     it('answers 502 for a reply nested deeper than 64 levels, which could not be sent on, streamed or not', async () => {
@@ -746,10 +849,30 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
       )
       expect(plain.detail).toBe('The model provider did not answer within 400 ms')
       expect(Date.now() - started).toBeLessThan(5000)
-      const streamed = await post('support-bot', { model: 'm', stream: true, messages: user('x') })
+      const streamed = await postBuffered('support-bot', { model: 'm', stream: true, messages: user('x') })
       const text = await streamed.clone().text()
       await expectProblem(streamed, 504, 'upstream_timeout')
       expect(text).not.toContain('half')
+      // Released as it grows: silence before the first chunk is a 504; silence after it ends the
+      // stream with an error event, and a slow stream that never pauses that long is no timeout.
+      double.script({ hang: true })
+      await expectProblem(
+        await post('support-bot', { model: 'm', stream: true, messages: user('x') }),
+        504,
+        'upstream_timeout',
+      )
+      double.script({ chunks: chunksOf('half of it'), hang: true })
+      const cut = await (await post('support-bot', { model: 'm', stream: true, messages: user('x') })).text()
+      expect(cut).not.toContain('[DONE]')
+      expect(eventsOf(cut).at(-1).error).toMatchObject({ type: 'upstream_timeout', code: 'upstream_timeout' })
+      double.script({ chunks: chunksOf('slow but steady words', { size: 2 }), gapMs: 60 })
+      const slow = await (await post('support-bot', { model: 'm', stream: true, messages: user('x') })).text()
+      expect(slow).toContain('data: [DONE]')
+      expect(
+        eventsOf(slow)
+          .map((c) => c.choices?.[0]?.delta?.content ?? '')
+          .join(''),
+      ).toBe('slow but steady words')
     })
   })
 
@@ -906,10 +1029,19 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
         code: 'upstream_error',
         param: null,
       })
+      // A stream already started reports the failure in an error event, which the SDK throws.
       const midStream = await sdkError(
-        client.chat.completions.create({ model: 'm', stream: true, messages: user('x') }),
+        (async () => {
+          for await (const _ of await client.chat.completions.create({
+            model: 'm',
+            stream: true,
+            messages: user('x'),
+          })) {
+            // read on
+          }
+        })(),
       )
-      expect(midStream.message).toBe('502 The model provider failed mid-stream: overloaded')
+      expect(midStream.message).toContain('The model provider failed mid-stream: overloaded')
       expect(midStream.code).toBe('upstream_error')
       const timeout = await sdkError(client.chat.completions.create({ model: 'm', messages: user('x') }))
       expect(seen(timeout)).toEqual({

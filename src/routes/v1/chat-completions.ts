@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { AppError } from '../../errors.js'
@@ -29,19 +30,20 @@ export const chatCompletionsRoutes: FastifyPluginAsyncTypebox<{ services: Servic
       schema: {
         operationId: 'createChatCompletion',
         summary: 'A chat completion from the application’s model, guarded by its policies',
-        description: `Takes an OpenAI Chat Completions request and answers like OpenAI, so the official OpenAI SDKs work with \`baseURL = {warden}/v1/applications/{application_id}\`. The upstream is the application’s provider (PROVIDER_<NAME>_BASE_URL and PROVIDER_<NAME>_API_KEY); its model and parameters are defaults the request may override, and its system prompt comes first when the conversation has none. The conversation is evaluated first: when the action is not allow, the upstream is not called and every choice holds the policy’s override_response (empty for block) with finish_reason content_filter. Then each choice of the reply is evaluated with the conversation and replaced the same way when it fails. \`stream: true\` is answered with server-sent events once the whole reply has been evaluated: no text that fails a policy is ever sent. The answer carries \`warden\` (the action and the evaluation ids) and the X-Warden-Action header. A body nested deeper than ${MAX_NESTING_DEPTH} levels of arrays and objects (the body itself the first) is a 422 pointing at the first value too deep. Every error is problem+json that also carries OpenAI’s \`error\` member (\`message\` the detail, \`type\` and \`code\` the code, \`param\` the first pointer or null), so that OpenAI’s SDKs show why a call failed. Needs evaluations:write.`,
+        description: `Takes an OpenAI Chat Completions request and answers like OpenAI, so the official OpenAI SDKs work with \`baseURL = {warden}/v1/applications/{application_id}\`. The upstream is the application’s provider (PROVIDER_<NAME>_BASE_URL and PROVIDER_<NAME>_API_KEY); its model and parameters are defaults the request may override, and its system prompt comes first when the conversation has none. The conversation is evaluated first: when the action is not allow, the upstream is not called and every choice holds the policy’s override_response (empty for block) with finish_reason content_filter. Then each choice of the reply is evaluated with the conversation and replaced the same way when it fails. \`stream: true\` is answered with server-sent events released as the reply grows: text is sent once no enforced output rule can still flag it (pii, keywords, regex and length rules hold back only a finding that may be in progress); a violation mid-stream aborts the upstream call and ends the stream with a chunk holding the override_response (no content for block) and finish_reason content_filter, then [DONE]; text sent before it stays sent. The header \`X-Warden-Stream: buffered\`, an enforced output rule that needs the whole reply (toxicity, prompt_injection, custom, factuality, relevance) and n > 1 make the stream buffered: nothing is sent before the whole reply passed. \`warden\` is on the last chunk before [DONE]. A released stream's first chunk and each pause wait at most PROVIDER_TIMEOUT_MS; a stream already started that fails or goes silent ends with an \`error\` event and no [DONE]. The answer carries \`warden\` (the action and the evaluation ids) and the X-Warden-Action header. A body nested deeper than ${MAX_NESTING_DEPTH} levels of arrays and objects (the body itself the first) is a 422 pointing at the first value too deep. Every error is problem+json that also carries OpenAI’s \`error\` member (\`message\` the detail, \`type\` and \`code\` the code, \`param\` the first pointer or null), so that OpenAI’s SDKs show why a call failed. Needs evaluations:write.`,
         tags,
         params: ChatCompletionParamsSchema,
         body: ChatCompletionRequestSchema,
         response: {
           200: {
             description:
-              'The completion (application/json), or with `stream: true` its chunks as server-sent events (text/event-stream: `data: {chunk}` events, Warden’s outcome on the first, then `data: [DONE]`).',
+              'The completion (application/json), or with `stream: true` its chunks as server-sent events (text/event-stream: `data: {chunk}` events, Warden’s outcome on the last, then `data: [DONE]`).',
             headers: {
               'X-Warden-Action': {
                 type: 'string',
                 enum: ['allow', 'override', 'block'],
-                description: 'What Warden did: allow, or override / block when the input or a choice failed.',
+                description:
+                  'What Warden did: allow, or override / block when the input or a choice failed. A stream released as it grows says allow (the input passed); its last chunk’s `warden.action` says how it ended.',
                 examples: ['allow'],
               },
             },
@@ -79,20 +81,27 @@ export const chatCompletionsRoutes: FastifyPluginAsyncTypebox<{ services: Servic
         if (!reply.raw.writableEnded) abandoned.abort()
       }
       reply.raw.once('close', onClose)
+      let streaming = false
       try {
         const { workspaceId, keyId } = request.principal
         const answer = await services.chatCompletions.complete(
           { workspaceId, keyId, requestId: String(request.id) },
           request.params.application_id,
           request.body,
-          { signal: abandoned.signal },
+          {
+            signal: abandoned.signal,
+            buffered: String(request.headers['x-warden-stream'] ?? '').toLowerCase() === 'buffered',
+          },
         )
         reply.header('x-warden-action', answer.action)
-        if (!answer.stream) return sendJson(reply, answer.body)
-        return reply
-          .header('content-type', 'text/event-stream; charset=utf-8')
-          .header('cache-control', 'no-cache')
-          .send(answer.body)
+        if (!answer.stream && typeof answer.body === 'string') return sendJson(reply, answer.body)
+        reply.header('content-type', 'text/event-stream; charset=utf-8').header('cache-control', 'no-cache')
+        if (typeof answer.body === 'string') return reply.send(answer.body)
+        // Released as the reply grows: each event is written as soon as it is made.
+        reply.header('x-accel-buffering', 'no')
+        // A client that goes away mid-stream abandons the upstream call: the listener stays.
+        streaming = true
+        return reply.send(Readable.from(answer.body, { objectMode: false }))
       } catch (error) {
         if (error instanceof ClientGoneError)
           throw new AppError(
@@ -101,7 +110,7 @@ export const chatCompletionsRoutes: FastifyPluginAsyncTypebox<{ services: Servic
           )
         throw error
       } finally {
-        reply.raw.off('close', onClose)
+        if (!streaming) reply.raw.off('close', onClose)
       }
     },
   )
