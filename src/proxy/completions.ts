@@ -1,5 +1,5 @@
 /**
- * The pure parts of a guarded chat completion (CONTRACT section 11): the body sent upstream, the
+ * The pure parts of a guarded chat completion (docs/chat-completions.md): the body sent upstream, the
  * conversation as the evaluator reads it, the text of each choice of a reply, and the answers
  * Warden sends, as a JSON completion or as OpenAI's server-sent events. No I/O here.
  */

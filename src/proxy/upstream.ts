@@ -1,8 +1,8 @@
 /**
  * The call to a model provider's OpenAI-compatible Chat Completions endpoint
- * (docs/chat-completions.md): one POST over a keep-alive connection (src/net/outbound.ts). `callUpstream` reads the whole
- * reply within the provider timeout (a streamed reply parsed by eventsource-parser and kept
- * whole, for a buffered stream); `streamUpstream` yields a stream's chunks as they arrive, the
+ * (docs/chat-completions.md): one POST over a keep-alive connection (src/net/outbound.ts).
+ * `callUpstream` reads the whole reply within the provider timeout (a streamed reply parsed by
+ * eventsource-parser and kept whole, for a buffered stream); `streamUpstream` yields a stream's chunks as they arrive, the
  * timeout bounding each wait. Failures become 502 upstream_error or 504 upstream_timeout; the
  * provider's key appears in no error, since a provider may echo it back in its own error
  * messages. A body that cannot be serialised is never sent, and is Warden's own failure (500

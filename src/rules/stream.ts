@@ -1,5 +1,5 @@
 /**
- * The incremental release of a streamed reply (CONTRACT section 11): the reply is read as it
+ * The incremental release of a streamed reply (docs/chat-completions.md): the reply is read as it
  * grows, and text is released once no enforced output rule can still flag it. Pure: no I/O.
  *
  * Each detector rule answers where a finding could still be in progress at the end of the text

@@ -2,7 +2,7 @@ import { type Static, type TSchema, Type } from '@sinclair/typebox'
 import { ApplicationIdParam, Nullable, ProblemSchema } from './common.js'
 
 /**
- * CONTRACT section 11: an OpenAI Chat Completions request, answered like OpenAI. Every field of
+ * An OpenAI Chat Completions request (docs/chat-completions.md), answered like OpenAI. Every field of
  * OpenAI's request is listed, so that a field outside that API (a typo) is a 422 like anywhere
  * else; the shapes inside them are the upstream's to check, so they are permissive here and are
  * passed on exactly as sent. Only what Warden itself reads is checked closely: the messages it

@@ -60,7 +60,7 @@ export interface ChatCompletionsDependencies {
 const PATH_POINTER = '#/path/application_id'
 
 /**
- * Guarded chat completions (CONTRACT section 11): the application's model and parameters as
+ * Guarded chat completions (docs/chat-completions.md): the application's model and parameters as
  * defaults, the conversation evaluated before the upstream is called, each choice of the reply
  * evaluated before the client sees it, and the override in place of whatever failed.
  */

@@ -8,7 +8,7 @@ import { STORE_KINDS } from '../helpers/stores.js'
 import { chunksOf, completion, startUpstreamDouble, type UpstreamDouble } from '../helpers/upstream-double.js'
 
 /**
- * Guarded chat completions (CONTRACT section 11), with the official OpenAI SDK as the client and a
+ * Guarded chat completions (docs/chat-completions.md), with the official OpenAI SDK as the client and a
  * scripted OpenAI-compatible upstream on 127.0.0.1, through Warden listening on a real port.
  */
 

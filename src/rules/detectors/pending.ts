@@ -1,6 +1,6 @@
 /**
- * Where a finding could still be in progress at the end of a text that may continue (CONTRACT
- * section 11, streamed replies). Each detector answers with a UTF-16 offset `p` of `text`, at a
+ * Where a finding could still be in progress at the end of a text that may continue (streamed
+ * replies, docs/chat-completions.md). Each detector answers with a UTF-16 offset `p` of `text`, at a
  * code point boundary, such that for every continuation `text + more`:
  * - every finding that starts before `p` is a finding of `text` alone, the same span, and
  * - every finding of `text` alone that starts before `p` is one of `text + more`.
