@@ -55,6 +55,11 @@ export interface Config {
   readonly providers: ProviderDirectory
   /** How long an upstream model call may take (PROVIDER_TIMEOUT_MS, default 60000). */
   readonly providerTimeoutMs: number
+  /**
+   * The most work one evaluation may cost (EVALUATION_MAX_WORK): the conversation's characters
+   * times the rules evaluated, summed over its policies. More is a 422 naming the limit.
+   */
+  readonly evaluationMaxWork: number
 }
 
 export type EvaluationLogContent = 'redacted' | 'none' | 'full'
@@ -218,6 +223,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsHost: env.METRICS_HOST?.trim() || '127.0.0.1',
     providers: providers(env),
     providerTimeoutMs: integer(env, 'PROVIDER_TIMEOUT_MS', 60_000, 1, 3_600_000),
+    evaluationMaxWork: integer(env, 'EVALUATION_MAX_WORK', 32_000_000, 1_000_000, 1_000_000_000),
   })
 }
 

@@ -88,6 +88,14 @@ export interface EvaluationOutcome {
  */
 export const MAX_REPORTED_FINDINGS = 1000
 
+/**
+ * At most this many findings are reported in one answer (and its log entry), across all its
+ * rules: 20 draft policies of 64 rules could otherwise report 1,280,000. Rules past the cap
+ * report their first findings up to it, or none, and their reason says how many they had;
+ * redaction still replaces every finding.
+ */
+export const MAX_ANSWER_FINDINGS = 10_000
+
 export interface EvaluateOptions {
   /** Null when none is configured: toxicity and prompt_injection use the offline models. */
   judge: Judge | null
@@ -481,11 +489,28 @@ export function countedVerdict(result: PolicyResult): Verdict {
 }
 
 /** Sets each policy's verdict from its rules, and the evaluation's verdict and action from the policies. */
+/** Cuts the findings reported across an answer to MAX_ANSWER_FINDINGS, in policy and rule order. */
+function capAnswer(results: PolicyResult[]): void {
+  let left = MAX_ANSWER_FINDINGS
+  for (const policy of results)
+    for (const rule of policy.rules) {
+      if (rule.findings.length <= left) {
+        left -= rule.findings.length
+        continue
+      }
+      const note = `${rule.findings.length - left} of these cut: an answer reports at most ${MAX_ANSWER_FINDINGS} findings`
+      rule.reason = rule.reason === null ? note : `${rule.reason}; ${note}`
+      rule.findings = rule.findings.slice(0, left)
+      left = 0
+    }
+}
+
 function decide(
   compiled: readonly CompiledPolicy[],
   results: PolicyResult[],
   redactable: readonly Finding[],
 ): EvaluationOutcome {
+  capAnswer(results)
   let verdict: Verdict = 'pass'
   let overrideResponse: string | null = null
   for (let i = 0; i < results.length; i++) {

@@ -74,7 +74,14 @@ export function createServices({
     retentionDays: config.evaluationRetentionDays,
   })
   const applications = new ApplicationsService({ store, clock })
-  const evaluations = new EvaluationsService({ store, clock, judge, log: evaluationLog, metrics })
+  const evaluations = new EvaluationsService({
+    store,
+    clock,
+    judge,
+    log: evaluationLog,
+    metrics,
+    maxWork: config.evaluationMaxWork,
+  })
   return {
     applications,
     policies: new PoliciesService({ store, clock, tests: policyTests }),

@@ -335,6 +335,30 @@ describe.each(STORE_KINDS)('fuzzing POST /v1/applications/{id}/evaluations (%s)'
     expect(over.json().code).toBe('payload_too_large')
   })
 
+  it('refuses, at once and by name, an evaluation over EVALUATION_MAX_WORK: 20 drafts of 64 rules that match everywhere over 43 KiB', async () => {
+    const started = performance.now()
+    const draft = (i: number) => ({
+      id: `d${i}`,
+      target: ['input'],
+      rules: Array.from({ length: 64 }, () => ({ type: 'regex', value: '.' })),
+    })
+    const res = await send(
+      toJson({
+        messages: [{ role: 'user', content: 'a'.repeat(43 * 1024) }],
+        policies: [],
+        draft_policies: Array.from({ length: 20 }, (_, i) => draft(i)),
+      }),
+    )
+    expect(res.statusCode).toBe(422)
+    const problem = res.json()
+    expect(problem.code).toBe('validation_error')
+    expect(problem.detail).toMatch(
+      /44032 characters × 1280 rules = 56360960, over the limit of 32000000 \(EVALUATION_MAX_WORK\)/,
+    )
+    expect(problem.errors[0].pointer).toBe('/draft_policies')
+    console.log(`refused in ${(performance.now() - started).toFixed(0)} ms`)
+  })
+
   it('a 4× larger text against a regex that matches everywhere completes, its findings capped and its redaction whole', async () => {
     // `.` matches at every code point: the answer reports the first MAX_REPORTED_FINDINGS and says
     // how many there were, and `redacted` still replaces every one. Times are printed, never asserted.

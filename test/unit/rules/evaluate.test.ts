@@ -9,6 +9,7 @@ import {
   type EvaluablePolicy,
   type EvaluationOutcome,
   evaluate,
+  MAX_ANSWER_FINDINGS,
   MAX_REPORTED_FINDINGS,
   redactConversation,
 } from '../../../src/rules/evaluate.js'
@@ -799,6 +800,27 @@ describe('the cap on reported findings', () => {
     const [rule] = rulesOf(outcome)
     expect(rule?.findings).toHaveLength(1000)
     expect(rule?.reason).toMatch(/; lexicon hits: self_harm \(1500\); first 1000 of 1500 findings$/)
+  })
+
+  it('reports at most MAX_ANSWER_FINDINGS findings across the answer, the rest named in the reasons', async () => {
+    const conversation: ConversationInput = {
+      messages: [{ role: 'user', content: 'x'.repeat(2000) }],
+      context: null,
+    }
+    const everywhere = (i: number) => policy({ id: `p${i}`, rules: [{ type: 'regex', value: '.' }] })
+    const outcome = await evaluate(
+      Array.from({ length: 12 }, (_, i) => everywhere(i)),
+      conversation,
+      noJudge,
+    )
+    const rules = outcome.policies.flatMap((p) => p.rules)
+    expect(rules.reduce((n, r) => n + r.findings.length, 0)).toBe(MAX_ANSWER_FINDINGS)
+    expect(rules.map((r) => r.findings.length)).toEqual([...Array(10).fill(1000), 0, 0])
+    expect(rules[10]?.reason).toBe(
+      `first 1000 of 2000 findings; 1000 of these cut: an answer reports at most ${MAX_ANSWER_FINDINGS} findings`,
+    )
+    expect(rules.every((r) => r.status === 'fail')).toBe(true)
+    expect(redactConversation(conversation, outcome).messages[0]?.content).toBe('[REGEX]')
   })
 
   it('redacts every finding, also those past the cap', async () => {
