@@ -166,7 +166,7 @@ const piiKinds: ReadonlySet<string> = new Set(PII_KINDS)
 /** The reason of a rule that needs a judge when none is configured. */
 export const NO_JUDGE = 'no judge configured'
 /** Rule types whose findings are replaced in `redacted`; toxicity, injection and length findings are not entities. */
-const REDACTED_TYPES: ReadonlySet<RuleType> = new Set<RuleType>(['pii', 'keywords', 'regex'])
+export const REDACTED_TYPES: ReadonlySet<RuleType> = new Set<RuleType>(['pii', 'keywords', 'regex'])
 
 function compileRule(rule: PolicyRule, index: number, definition: string | null): CompiledRule {
   const scored =

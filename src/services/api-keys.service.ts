@@ -7,7 +7,7 @@ import type { ApiKeyRow } from '../store/tables.js'
 import type { AuthenticationService } from './authentication.service.js'
 import type { Clock } from './clock.js'
 import { type Scope, storeNewKey } from './credentials.js'
-import { decodeTextCursor, type Page, toPage } from './pagination.js'
+import { decodeTextCursor, type Page, toPage } from './support/pagination.js'
 
 export function toApiKey(row: ApiKeyRow): ApiKey {
   return {

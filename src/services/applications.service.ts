@@ -18,11 +18,11 @@ import {
 import type { Store } from '../store/database.js'
 import { isUniqueViolation, toJson } from '../store/dialect.js'
 import type { Clock } from './clock.js'
-import { applicationNotFound, assertSameId, newEtag } from './common.js'
 import { applicationDocument, applicationFromColumns, type Stored } from './documents.js'
-import { mergePatch } from './merge-patch.js'
-import { decodeCursor, documentPage } from './pagination.js'
-import { assertIfMatch, preconditionFailed } from './preconditions.js'
+import { mergePatch } from './support/merge-patch.js'
+import { decodeCursor, documentPage } from './support/pagination.js'
+import { assertIfMatch, preconditionFailed } from './support/preconditions.js'
+import { applicationNotFound, assertSameId, newEtag } from './support/records.js'
 
 /** `null` when no parameter is set, else all five keys with `null` for the unset ones. */
 export function normalizeParameters(input: ApplicationCreate['parameters']): ApplicationParameters | null {

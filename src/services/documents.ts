@@ -3,7 +3,7 @@ import type { Application, ApplicationParameters } from '../schemas/applications
 import type { Policy, PolicyRule } from '../schemas/policies.js'
 import { fromJson } from '../store/dialect.js'
 import { readStoreMetadata, updateDocument, writeStoreMetadata } from '../store/documents.repository.js'
-import { pagesBySeq } from '../store/pages.js'
+import { pagesBySeq } from '../store/table-scan.js'
 import type { ApplicationsTable, Database, PoliciesTable } from '../store/tables.js'
 
 /**

@@ -3,7 +3,7 @@ import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
 import type { EvaluationLogContent } from '../config.js'
 import { AppError, notFound } from '../errors.js'
 import { type ConversationInput, messageText } from '../rules/conversation.js'
-import { type EvaluationOutcome, redactConversation } from '../rules/evaluate.js'
+import { type EvaluationOutcome, REDACTED_TYPES, redactConversation } from '../rules/evaluate.js'
 import {
   type Evaluation,
   type EvaluationListQuery,
@@ -22,9 +22,9 @@ import {
   oldestEvaluations,
 } from '../store/evaluations.repository.js'
 import type { Clock } from './clock.js'
-import { applicationNotFound } from './common.js'
 import { pageJson } from './documents.js'
-import { encodeCursor } from './pagination.js'
+import { encodeCursor } from './support/pagination.js'
+import { applicationNotFound } from './support/records.js'
 
 /** Who asked for an evaluation, for the evaluation log. */
 export interface EvaluationCaller {
@@ -49,9 +49,6 @@ export interface EvaluationRecord {
   outcome: EvaluationOutcome
   answer: Evaluation
 }
-
-/** The rule types whose findings `redacted` replaces by their [KIND] label (as section 8's `redacted`). */
-const REDACTED_TYPES: ReadonlySet<string> = new Set(['pii', 'keywords', 'regex'])
 
 const label = (kind: string) => `[${kind.toUpperCase()}]`
 

@@ -12,10 +12,10 @@ import { findApplicationSeq, findEvaluatedApplication } from '../store/evaluatio
 import { findPolicy, findPolicyBySeq, findPolicyRevision } from '../store/policies.repository.js'
 import type { PolicyRow } from '../store/tables.js'
 import type { Clock } from './clock.js'
-import { applicationNotFound } from './common.js'
 import { policyFromColumns } from './documents.js'
-import { draftPolicy, evaluablePolicy } from './evaluable.js'
 import type { EvaluationCaller, EvaluationLogService, EvaluationRecord } from './evaluation-log.service.js'
+import { draftPolicy, evaluablePolicy } from './support/policy-for-evaluation.js'
+import { applicationNotFound } from './support/records.js'
 
 /** The stored policies an evaluation evaluates, and the application's row they belong to. */
 export interface StoredPolicies {

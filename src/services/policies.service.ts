@@ -29,12 +29,12 @@ import {
 import { policyTestVersions, testVersions } from '../store/policy-tests.repository.js'
 import type { Database, PolicyRevisionRow } from '../store/tables.js'
 import type { Clock } from './clock.js'
-import { applicationNotFound, assertSameId, newEtag, policyNotFound } from './common.js'
 import { policyDocument, policyFromColumns, type Stored } from './documents.js'
-import { evaluablePolicy } from './evaluable.js'
-import { decodeCursor, documentPage, type Page, toPage } from './pagination.js'
 import { type PolicyTestsService, testsFailed } from './policy-tests.service.js'
-import { assertIfMatch, preconditionFailed } from './preconditions.js'
+import { decodeCursor, documentPage, type Page, toPage } from './support/pagination.js'
+import { evaluablePolicy } from './support/policy-for-evaluation.js'
+import { assertIfMatch, preconditionFailed } from './support/preconditions.js'
+import { applicationNotFound, assertSameId, newEtag, policyNotFound } from './support/records.js'
 
 /** A stored version, shown as the policy was then; `updated` is when that version was written. */
 function revisionToPolicy(row: PolicyRevisionRow, created: number): Policy {

@@ -41,11 +41,11 @@ import {
 } from '../store/policy-tests.repository.js'
 import type { Database, PolicyTestRow } from '../store/tables.js'
 import type { Clock } from './clock.js'
-import { applicationNotFound, assertSameId, newEtag, policyNotFound } from './common.js'
 import { pageJson, policyFromColumns, type Stored } from './documents.js'
-import { draftPolicy, evaluablePolicy } from './evaluable.js'
-import { decodeCursor, encodeCursor } from './pagination.js'
-import { assertIfMatch, preconditionFailed } from './preconditions.js'
+import { decodeCursor, encodeCursor } from './support/pagination.js'
+import { draftPolicy, evaluablePolicy } from './support/policy-for-evaluation.js'
+import { assertIfMatch, preconditionFailed } from './support/preconditions.js'
+import { applicationNotFound, assertSameId, newEtag, policyNotFound } from './support/records.js'
 
 type Messages = PolicyTest['messages']
 

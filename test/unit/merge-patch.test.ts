@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { mergePatch } from '../../src/services/merge-patch.js'
+import { mergePatch } from '../../src/services/support/merge-patch.js'
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value)

@@ -7,7 +7,7 @@ import {
   documentPage,
   encodeCursor,
   toPage,
-} from '../../src/services/pagination.js'
+} from '../../src/services/support/pagination.js'
 
 /**
  * Any code point, lone surrogates included: fast-check's own 'binary' unit does as much, but took

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { AppError } from '../../src/errors.js'
-import { assertIfMatch, ifMatchHolds, preconditionFailed } from '../../src/services/preconditions.js'
+import { assertIfMatch, ifMatchHolds, preconditionFailed } from '../../src/services/support/preconditions.js'
 
 const ETAG = '3f1c9a0e5b7d4c2a8e6f1b3d5a7c9e0f'
 

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { untilClientLeaves } from '../../http/abandon.js'
+import { untilClientLeaves } from '../../http/client-gone.js'
 import { AUTH_ERRORS, errorResponses, resourceResponse } from '../../http/openapi.js'
 import { sendJson } from '../../http/send.js'
 import {

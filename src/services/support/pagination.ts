@@ -1,6 +1,6 @@
-import { AppError } from '../errors.js'
-import type { DocumentPage } from '../store/prepared-queries.js'
-import { pageJson } from './documents.js'
+import { AppError } from '../../errors.js'
+import type { DocumentPage } from '../../store/prepared-queries.js'
+import { pageJson } from '../documents.js'
 
 export interface Page<T> {
   data: T[]

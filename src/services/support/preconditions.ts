@@ -1,4 +1,4 @@
-import { AppError } from '../errors.js'
+import { AppError } from '../../errors.js'
 
 /**
  * Evaluates `If-Match` (RFC 9110 §13.1.1) against the current entity tag, with the strong

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { invalid, notFound } from '../errors.js'
+import { invalid, notFound } from '../../errors.js'
 
 /**
  * Helpers every resource's service uses.
