@@ -1,9 +1,14 @@
-import type { Kysely } from 'kysely'
 import type { Store } from '../store/database.js'
 import { fromJson, toJson } from '../store/dialect.js'
 import { deleteCurrentRevisionRows } from '../store/policies.repository.js'
 import { pagesBySeq } from '../store/table-scan.js'
 import type { Database } from '../store/tables.js'
+import {
+  allRowsByCreation,
+  countWorkspaces,
+  insertRows,
+  revisionPages,
+} from '../store/transfer.repository.js'
 import { rowDocument } from './documents.js'
 import { EVALUATION_KIND, EvaluationLogImport, exportEvaluationLog } from './evaluation-log-transfer.js'
 
@@ -36,7 +41,6 @@ const JSON_COLUMNS: Record<Kind, string[]> = {
   policy_revision: ['rules', 'target'],
   policy_test: ['messages', 'context', 'expected'],
 }
-const PAGE = 1000
 
 export class ImportError extends Error {}
 
@@ -89,7 +93,6 @@ export class TransferService {
     write: (line: string) => Promise<void> | void,
     options: TransferOptions = {},
   ): Promise<Record<string, number>> {
-    const db = this.store.db as unknown as Kysely<Record<string, Row>>
     const counts = { workspace: 0, api_key: 0, application: 0, policy: 0, policy_revision: 0, policy_test: 0 }
     await write(
       JSON.stringify({
@@ -100,7 +103,6 @@ export class TransferService {
       }),
     )
     for (const kind of ORDER) {
-      const table = TABLE[kind]
       if (kind === 'application' || kind === 'policy' || kind === 'policy_test') {
         // Creation order; `seq` itself is not exported.
         for await (const rows of pagesBySeq(this.store.db, TABLE[kind])) {
@@ -110,33 +112,9 @@ export class TransferService {
         continue
       }
       if (kind === 'policy_revision') {
-        // Keyset pages over the primary key, which both stores compare as a row value.
-        const key = ['workspace_id', 'application_id', 'policy_id', 'revision'] as const
-        let after: unknown[] | null = null
-        for (;;) {
-          let query = db.selectFrom(table).selectAll()
-          if (after) {
-            const last = after
-            query = query.where((eb) =>
-              eb(
-                eb.refTuple(key[0], key[1], key[2], key[3]),
-                '>',
-                eb.tuple(last[0], last[1], last[2], last[3]),
-              ),
-            )
-          }
-          const rows = await query
-            .orderBy(key[0])
-            .orderBy(key[1])
-            .orderBy(key[2])
-            .orderBy(key[3])
-            .limit(PAGE)
-            .execute()
+        for await (const rows of revisionPages(this.store.db)) {
           for (const row of rows) await write(exportRow(kind, row))
           counts[kind] += rows.length
-          const last = rows[rows.length - 1]
-          if (rows.length < PAGE || !last) break
-          after = key.map((k) => last[k])
         }
         // The current version of each policy lives in its row; the format lists it as a revision.
         for await (const rows of pagesBySeq(this.store.db, 'policies')) {
@@ -146,7 +124,7 @@ export class TransferService {
         continue
       }
       // Workspaces and keys: few rows.
-      const rows = await db.selectFrom(table).selectAll().orderBy('created').orderBy('id').execute()
+      const rows = await allRowsByCreation(this.store.db, TABLE[kind] as 'workspaces' | 'api_keys')
       for (const row of rows) await write(exportRow(kind, row))
       counts[kind] += rows.length
     }
@@ -163,20 +141,16 @@ export class TransferService {
     let evaluations = 0
     const counts = { workspace: 0, api_key: 0, application: 0, policy: 0, policy_revision: 0, policy_test: 0 }
     await this.store.db.transaction().execute(async (trx) => {
-      const db = trx as unknown as Kysely<Record<string, Row>>
-      const existing = await db
-        .selectFrom('workspaces')
-        .select((eb) => eb.fn.countAll().as('n'))
-        .executeTakeFirstOrThrow()
-      if (Number(existing.n) > 0) {
+      const existing = await countWorkspaces(trx)
+      if (existing > 0) {
         throw new ImportError(
-          `the target store is not empty (${existing.n} workspaces); import into a new store, before its first start`,
+          `the target store is not empty (${existing} workspaces); import into a new store, before its first start`,
         )
       }
       let batch: Row[] = []
       let batchKind: Kind | null = null
       const flush = async () => {
-        if (batchKind && batch.length > 0) await db.insertInto(TABLE[batchKind]).values(batch).execute()
+        if (batchKind && batch.length > 0) await insertRows(trx, TABLE[batchKind], batch)
         batch = []
       }
       const log = new EvaluationLogImport(trx, (message) => new ImportError(message))
