@@ -60,6 +60,11 @@ export interface Config {
    * times the rules evaluated, summed over its policies. More is a 422 naming the limit.
    */
   readonly evaluationMaxWork: number
+  /**
+   * The fewest code points of a window of a streamed reply that scored output rules read
+   * (STREAM_WINDOW_CHARS, default 400); a window extends to the next sentence end.
+   */
+  readonly streamWindowChars: number
 }
 
 export type EvaluationLogContent = 'redacted' | 'none' | 'full'
@@ -224,6 +229,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     providers: providers(env),
     providerTimeoutMs: integer(env, 'PROVIDER_TIMEOUT_MS', 60_000, 1, 3_600_000),
     evaluationMaxWork: integer(env, 'EVALUATION_MAX_WORK', 32_000_000, 1_000_000, 1_000_000_000),
+    streamWindowChars: integer(env, 'STREAM_WINDOW_CHARS', 400, 1, 100_000),
   })
 }
 

@@ -11,11 +11,16 @@
  * Checking costs a pass of each rule over the text received: a check runs once the unchecked
  * text is at least 1/64 of the text (every chunk while the reply is short), so a reply of n
  * characters costs O(n) passes' worth of work in all, whatever its chunking.
+ *
+ * Scored rules (toxicity, prompt_injection, custom) read windows of the reply instead
+ * (`WindowCutter`): a window is scored with the one before it as context, and text is released
+ * only up to the end of the last window that passed. Scoring is the caller's (it may ask the
+ * judge); the engine cuts the windows and is told which passed.
  */
 import { type Target, targetMask } from './conversation.js'
 import { CodePointIndex } from './detectors/code-points.js'
 import type { TextMatcher } from './detectors/types.js'
-import type { CompiledPolicy } from './evaluate.js'
+import type { CompiledPolicy, CompiledRule } from './evaluate.js'
 import type { TargetText } from './types.js'
 
 /** A detector rule as the release engine reads it. */
@@ -26,31 +31,121 @@ export interface StreamDetector {
 
 /** How a reply can be streamed under a set of policies. */
 export type StreamPlan =
-  | { mode: 'incremental'; detectors: StreamDetector[] }
+  | {
+      mode: 'incremental'
+      detectors: StreamDetector[]
+      /** The enforced output policies with their scored rules only, scored on windows; empty when none. */
+      scored: CompiledPolicy[]
+    }
   | { mode: 'buffered'; reason: string }
 
 const OUTPUT_MASK = targetMask(['output', 'assistant'] satisfies Target[])
 
 /**
  * The rules an enforced policy reading the reply (output or assistant targets) applies to it:
- * detectors expected to pass are released incrementally; any other rule (a scored or judged
- * one, a detector expected to find something, a rule that cannot be evaluated) needs the whole
- * reply, and makes the stream buffered. Monitored policies never hold text back.
+ * detectors expected to pass are released incrementally; toxicity, prompt_injection and custom
+ * rules expected to pass are scored on windows; any other rule (factuality, relevance, a rule
+ * expected to fail, a rule that cannot be evaluated) needs the whole reply, and makes the stream
+ * buffered. Monitored policies never hold text back.
  */
 export function streamPlan(policies: readonly CompiledPolicy[]): StreamPlan {
   const detectors: StreamDetector[] = []
+  const scored: CompiledPolicy[] = []
   for (const compiled of policies) {
     if (compiled.policy.mode !== 'enforce' || (compiled.targets & OUTPUT_MASK) === 0) continue
+    const windowed: CompiledRule[] = []
     for (const rule of compiled.rules) {
       const engine = rule.engine
       if (engine.kind === 'detector' && rule.expected === 'pass') {
         detectors.push({ match: engine.match, pending: engine.pending })
         continue
       }
+      if ((engine.kind === 'per-text-score' || engine.kind === 'custom') && rule.expected === 'pass') {
+        windowed.push(rule)
+        continue
+      }
       return { mode: 'buffered', reason: `an enforced output ${rule.type} rule needs the whole reply` }
     }
+    if (windowed.length > 0) scored.push({ ...compiled, rules: windowed })
   }
-  return { mode: 'incremental', detectors }
+  return { mode: 'incremental', detectors, scored }
+}
+
+/**
+ * A window of a reply for scored rules: `text` is the reply from `from` (the start of the
+ * window before, the context) to `end`; the window itself starts at `start`. Offsets are UTF-16.
+ */
+export interface ScoredWindow {
+  from: number
+  start: number
+  end: number
+  text: string
+}
+
+const isHigh = (c: number) => c >= 0xd800 && c <= 0xdbff
+const isLow = (c: number) => c >= 0xdc00 && c <= 0xdfff
+/** Whitespace after a sentence's end: space, tab, line breaks, no-break and ideographic spaces. */
+const isSpace = (c: number) => c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0x3000 || c === 0x2028
+/** `.`, `!`, `?`. */
+const isStop = (c: number) => c === 46 || c === 33 || c === 63
+
+/**
+ * Cuts a growing reply into windows for scored rules: a window holds at least `size` code points
+ * and extends to the next sentence end (`.`, `!` or `?` followed by whitespace, or a line break);
+ * one that reaches four times `size` without a sentence end ends at its last whitespace past `size`
+ * code points (or there, when it has none), so that text without punctuation is still released.
+ * When the reply is complete, what follows the last window is the last window. Each character
+ * is read once, plus the rest of a window cut at its last whitespace: linear in the reply.
+ */
+export class WindowCutter {
+  private start = 0
+  private previous = 0
+  private scan = 0
+  private points = 0
+  private lastSpace = -1
+
+  constructor(private readonly size: number) {
+    if (!Number.isInteger(size) || size < 1) throw new RangeError('a window holds at least one code point')
+  }
+
+  /** The next complete window of `text` (the reply so far, or whole when `final`), or null. */
+  next(text: string, final: boolean): ScoredWindow | null {
+    while (this.scan < text.length) {
+      const c = text.charCodeAt(this.scan)
+      const paired = isHigh(c) && this.scan + 1 < text.length && isLow(text.charCodeAt(this.scan + 1))
+      // Half a surrogate pair at the end: its other half is still to come.
+      if (isHigh(c) && !paired && this.scan + 1 >= text.length && !final) return null
+      const after = this.scan + (paired ? 2 : 1)
+      const points = this.points + 1
+      if (points >= this.size) {
+        if (c === 10) return this.cut(text, after)
+        if (isStop(c)) {
+          if (after < text.length) {
+            if (isSpace(text.charCodeAt(after))) return this.cut(text, after)
+          } else if (final) return this.cut(text, after)
+          // What follows the stop decides whether it ends a sentence (3.14, e.g.): wait for it.
+          else return null
+        }
+        if (isSpace(c)) this.lastSpace = after
+        if (points >= this.size * 4)
+          return this.cut(text, this.lastSpace > this.start ? this.lastSpace : after)
+      }
+      this.points = points
+      this.scan = after
+    }
+    if (final && this.start < text.length) return this.cut(text, text.length)
+    return null
+  }
+
+  private cut(text: string, end: number): ScoredWindow {
+    const window = { from: this.previous, start: this.start, end, text: text.slice(this.previous, end) }
+    this.previous = this.start
+    this.start = end
+    this.scan = end
+    this.points = 0
+    this.lastSpace = -1
+    return window
+  }
 }
 
 /** What one step of the engine decided: the text now released, and whether the reply failed. */
@@ -62,16 +157,51 @@ export interface ReleaseStep {
 /** The share of the text that must be new before the next check (1/64): linear cost in all. */
 const CHECK_SHARE = 64
 
-/** Releases a growing reply as its detectors allow. */
+/**
+ * Releases a growing reply as its detectors allow and, when scored rules read it (`windowSize`
+ * given), only up to the end of the last window that passed them (`passed`).
+ */
 export class ReleaseEngine {
   private text = ''
   private released = 0
   private checked = 0
   private violated = false
+  private final = false
   private readonly from: number[]
+  /** Where the detectors' last check allows release to. */
+  private detectorsSafe = 0
+  /** The end of the last window that passed the scored rules; the text's end when there are none. */
+  private passedEnd: number
+  private readonly windows: WindowCutter | null
 
-  constructor(private readonly detectors: readonly StreamDetector[]) {
+  constructor(
+    private readonly detectors: readonly StreamDetector[],
+    windowSize: number | null = null,
+  ) {
     this.from = detectors.map(() => 0)
+    this.windows = windowSize === null ? null : new WindowCutter(windowSize)
+    this.passedEnd = windowSize === null ? Number.POSITIVE_INFINITY : 0
+  }
+
+  /**
+   * The next window for the scored rules to score, in order, once it is complete (after `push`
+   * or `end`); null when none is ready, or when no scored rule reads the reply.
+   */
+  nextWindow(): ScoredWindow | null {
+    if (this.violated || this.windows === null) return null
+    return this.windows.next(this.text, this.final)
+  }
+
+  /** Every scored rule passed the window ending at `end`: releases what the detectors allow up to it. */
+  passed(end: number): ReleaseStep {
+    if (this.violated) return { release: '', violation: true }
+    if (end > this.passedEnd) this.passedEnd = end
+    return this.releaseTo(this.detectorsSafe)
+  }
+
+  /** A window failed a scored rule: the reply fails, whatever follows. */
+  failed(): void {
+    this.violated = true
   }
 
   /** The text received so far. */
@@ -97,6 +227,7 @@ export class ReleaseEngine {
   /** The reply is complete: every finding is final; releases the rest unless a rule fails. */
   end(): ReleaseStep {
     if (this.violated) return { release: '', violation: true }
+    this.final = true
     return this.check(true)
   }
 
@@ -123,8 +254,14 @@ export class ReleaseEngine {
       }
       if (pending < safe) safe = pending
     }
+    this.detectorsSafe = safe
+    return this.releaseTo(safe)
+  }
+
+  private releaseTo(detectorsSafe: number): ReleaseStep {
+    const safe = Math.min(detectorsSafe, this.passedEnd)
     if (safe <= this.released) return { release: '', violation: false }
-    const release = text.slice(this.released, safe)
+    const release = this.text.slice(this.released, safe)
     this.released = safe
     return { release, violation: false }
   }

@@ -17,7 +17,8 @@ import {
   upstreamBody,
 } from '../proxy/completions.js'
 import { callUpstream, streamUpstream } from '../proxy/upstream.js'
-import { ReleaseEngine, type StreamDetector, streamPlan } from '../rules/stream.js'
+import type { CompiledPolicy, EvaluationOutcome } from '../rules/evaluate.js'
+import { ReleaseEngine, type ScoredWindow, type StreamDetector, streamPlan } from '../rules/stream.js'
 import type { Application } from '../schemas/applications.js'
 import type { ChatCompletionRequest, WardenOutcome } from '../schemas/chat-completions.js'
 import type { Evaluation } from '../schemas/evaluations.js'
@@ -52,8 +53,8 @@ type Decided = { answer: Evaluation; record: EvaluationRecord }
 
 export interface ChatCompletionsDependencies {
   applications: Pick<ApplicationsService, 'find'>
-  evaluations: Pick<EvaluationsService, 'evaluateUnlogged' | 'log'>
-  config: Pick<Config, 'providers' | 'providerTimeoutMs'>
+  evaluations: Pick<EvaluationsService, 'evaluateUnlogged' | 'log' | 'scoreWindow'>
+  config: Pick<Config, 'providers' | 'providerTimeoutMs' | 'streamWindowChars'>
   clock: Clock
 }
 
@@ -123,16 +124,7 @@ export class ChatCompletionsService {
     if (stream && options.buffered !== true && (request.n ?? 1) === 1) {
       const plan = streamPlan(inputDecided.policies.policies)
       if (plan.mode === 'incremental')
-        return this.released(
-          caller,
-          applicationId,
-          upstream,
-          body,
-          conversation,
-          inputDecided,
-          plan.detectors,
-          signal,
-        )
+        return this.released(caller, applicationId, upstream, body, conversation, inputDecided, plan, signal)
     }
 
     let reply: Awaited<ReturnType<typeof callUpstream>>
@@ -192,8 +184,9 @@ export class ChatCompletionsService {
 
   /**
    * A stream released as the reply grows (section 11): the upstream's chunks are relayed with
-   * their text held back only where an enforced output rule may still flag it. The first chunk
-   * is awaited before answering, so that an upstream that fails or stays silent is still an HTTP
+   * their text held back only where an enforced output rule may still flag it: a detector's
+   * finding in progress, or a window scored rules have not passed yet. The first chunk is
+   * awaited before answering, so that an upstream that fails or stays silent is still an HTTP
    * error; after it, a failure ends the stream with an error event and no [DONE].
    */
   private async released(
@@ -203,14 +196,16 @@ export class ChatCompletionsService {
     body: Json,
     conversation: EvaluatedMessage[],
     inputDecided: Decided & { policies: StoredPolicies },
-    detectors: StreamDetector[],
+    plan: { detectors: StreamDetector[]; scored: CompiledPolicy[] },
     signal: AbortSignal | undefined,
   ): Promise<ChatCompletionAnswer> {
+    // Aborted when the stream stops early, though a chunk is being waited for.
+    const halt = new AbortController()
     const chunks = streamUpstream({
       upstream,
       body,
       timeoutMs: this.deps.config.providerTimeoutMs,
-      ...(signal ? { signal } : {}),
+      signal: signal ? AbortSignal.any([signal, halt.signal]) : halt.signal,
     })
     let first: IteratorResult<StreamChunk>
     try {
@@ -219,12 +214,17 @@ export class ChatCompletionsService {
       await this.deps.evaluations.log([inputDecided])
       throw error
     }
+    const windowed = plan.scored.length > 0
     const events = this.relay(first, chunks, {
       caller,
       applicationId,
       conversation,
       inputDecided,
-      engine: new ReleaseEngine(detectors),
+      engine: new ReleaseEngine(plan.detectors, windowed ? this.deps.config.streamWindowChars : null),
+      windows: windowed
+        ? new WindowQueue((window) => this.deps.evaluations.scoreWindow(plan.scored, window.text, signal))
+        : null,
+      halt,
       signal,
     })
     return { action: 'allow', stream: true, body: events }
@@ -239,10 +239,13 @@ export class ChatCompletionsService {
       conversation: EvaluatedMessage[]
       inputDecided: Decided & { policies: StoredPolicies }
       engine: ReleaseEngine
+      /** Scores the windows of the scored output rules; null when there are none. */
+      windows: WindowQueue | null
+      halt: AbortController
       signal: AbortSignal | undefined
     },
   ): AsyncGenerator<string> {
-    const { engine, inputDecided } = run
+    const { engine, inputDecided, windows } = run
     const input = inputDecided.answer
     // The chunk after the choice finished (its finish, then usage): held until the next one, so
     // that the last before [DONE] carries Warden's outcome.
@@ -250,19 +253,59 @@ export class ChatCompletionsService {
     let envelope: Json = {}
     let finished = false
     let logged = false
-    /** Evaluates and logs the whole text received: the output evaluation of the stream. */
-    const decide = async (): Promise<Decided> => {
-      const output = await this.evaluateOutput(
-        run.caller,
-        run.applicationId,
-        run.conversation,
-        engine.received,
-        inputDecided.policies,
-        run.signal,
-      )
-      await this.deps.evaluations.log([inputDecided, output as Decided])
-      logged = true
-      return output as Decided
+    // The text field of the reply: where text released between chunks goes.
+    let textField: 'content' | 'refusal' = 'content'
+    let whole: Promise<Decided> | null = null
+    /**
+     * Evaluates and logs the whole text received: the output evaluation of the stream, once (the
+     * text received when first asked).
+     */
+    const decide = (): Promise<Decided> => {
+      if (whole === null) {
+        const text = engine.received
+        whole = (async () => {
+          const output = (await this.evaluateOutput(
+            run.caller,
+            run.applicationId,
+            run.conversation,
+            text,
+            inputDecided.policies,
+            run.signal,
+          )) as Decided
+          await this.deps.evaluations.log([inputDecided, output])
+          logged = true
+          return output
+        })()
+        // Awaited by whoever asked; a stream that stops first must not leave it unhandled.
+        whole.catch(() => undefined)
+      }
+      return whole
+    }
+    /** Hands the windows now complete to the scored rules. */
+    const cut = () => {
+      if (windows === null) return
+      for (let window = engine.nextWindow(); window !== null; window = engine.nextWindow())
+        windows.add(window)
+    }
+    /** A window's verdict: the text it releases, or the outcome that failed it. */
+    const settle = (verdict: WindowVerdict): string | EvaluationOutcome => {
+      windows?.settled()
+      if (verdict.outcome.verdict !== 'pass') {
+        engine.failed()
+        return verdict.outcome
+      }
+      return engine.passed(verdict.window.end).release
+    }
+    /** Every window left scored in turn, once the reply is complete: the text they release, or the failure. */
+    const drain = async (): Promise<string | EvaluationOutcome> => {
+      cut()
+      let text = ''
+      for (let scoring = windows?.current ?? null; scoring !== null; scoring = windows?.current ?? null) {
+        const settled = settle(await scoring)
+        if (typeof settled !== 'string') return settled
+        text += settled
+      }
+      return text
     }
     const outcome = (action: Action, output: Evaluation): WardenOutcome => ({
       action,
@@ -270,13 +313,24 @@ export class ChatCompletionsService {
       output_evaluation_id: output.id,
       output_evaluation_ids: [output.id],
     })
-    /** The end of a stream that failed: the override in place of the rest. */
-    const stop = async function* (this: void): AsyncGenerator<string> {
+    /**
+     * The end of a stream that failed (a detector's finding, or `failed`, a window's outcome):
+     * the override in place of the rest.
+     */
+    const stop = async function* (this: void, failed: EvaluationOutcome | null): AsyncGenerator<string> {
+      run.halt.abort()
       await chunks.return(undefined)
       const output = (await decide()).answer
-      // The rules stopped the stream; the whole-text evaluation agrees (the property test's claim).
-      const action: Action = output.action === 'allow' ? 'block' : output.action
-      const text = replacementText(output.override_response)
+      // The rules stopped the stream; the whole-text evaluation agrees (the property test's claim
+      // for detectors; a scored window's verdict is the rule's for the stream, whatever the whole
+      // text scores).
+      let action: Action = output.action
+      let override = output.override_response
+      if (action === 'allow') {
+        action = failed === null ? 'block' : failed.action
+        override = failed === null ? null : failed.override_response
+      }
+      const text = replacementText(override)
       if (held) yield event(held)
       yield event({
         ...envelope,
@@ -292,8 +346,44 @@ export class ChatCompletionsService {
       })
       yield DONE
     }
+    /** Text released between the upstream's chunks, as a chunk of its own. */
+    const released = (text: string) =>
+      event({
+        ...envelope,
+        choices: [{ index: 0, delta: { [textField]: text }, logprobs: null, finish_reason: null }],
+      })
     try {
-      for (let step = first; !step.done; step = await chunks.next()) {
+      let next: IteratorResult<StreamChunk> | null = first
+      let waiting: Promise<IteratorResult<StreamChunk>> | null = null
+      for (;;) {
+        let step: IteratorResult<StreamChunk>
+        if (next !== null) {
+          step = next
+          next = null
+        } else {
+          if (waiting === null) {
+            waiting = chunks.next()
+            // Raced against a window's verdict: a stream that stops first must not leave it unhandled.
+            waiting.catch(() => undefined)
+          }
+          const scoring = windows?.current ?? null
+          if (scoring === null) step = await waiting
+          else {
+            const first = await Promise.race([
+              waiting.then((chunk) => ({ chunk })),
+              scoring.then((verdict) => ({ verdict })),
+            ])
+            if ('verdict' in first) {
+              const settled = settle(first.verdict)
+              if (typeof settled !== 'string') return yield* stop(settled)
+              if (settled !== '') yield released(settled)
+              continue
+            }
+            step = first.chunk
+          }
+          waiting = null
+        }
+        if (step.done) break
         const { raw, chunk } = step.value
         const { choices: _, usage: __, warden: ___, ...rest } = chunk
         if (!('object' in envelope)) envelope = { ...rest, object: 'chat.completion.chunk' }
@@ -312,15 +402,23 @@ export class ChatCompletionsService {
           typeof delta.content === 'string' ? 'content' : typeof delta.refusal === 'string' ? 'refusal' : null
         let release = ''
         if (field !== null) {
+          textField = field
           const pushed = engine.push(delta[field] as string)
-          if (pushed.violation) return yield* stop()
+          if (pushed.violation) return yield* stop(null)
           release = pushed.release
+          cut()
         }
         if (typeof choice.finish_reason === 'string' && !finished) {
           finished = true
           const ended = engine.end()
-          if (ended.violation) return yield* stop()
-          const output = (await decide()).answer
+          if (ended.violation) return yield* stop(null)
+          release += ended.release
+          // The whole text's evaluation runs while the last windows are scored.
+          const deciding = decide()
+          const drained = await drain()
+          if (typeof drained !== 'string') return yield* stop(drained)
+          release += drained
+          const output = (await deciding).answer
           if (output.action !== 'allow') {
             const text = replacementText(output.override_response)
             yield event({
@@ -340,7 +438,6 @@ export class ChatCompletionsService {
             return
           }
           envelope = { ...envelope, warden: outcome('allow', output) }
-          release += ended.release
           held = { ...chunk, choices: [{ ...choice, delta: withText(delta, field, release) }] }
           continue
         }
@@ -354,14 +451,14 @@ export class ChatCompletionsService {
       if (!finished) {
         // [DONE] without a finish reason: the reply is complete as it stands.
         const ended = engine.end()
-        if (ended.violation) return yield* stop()
-        const output = (await decide()).answer
-        if (output.action !== 'allow') return yield* stop()
-        if (ended.release !== '')
-          yield event({
-            ...envelope,
-            choices: [{ index: 0, delta: { content: ended.release }, logprobs: null, finish_reason: null }],
-          })
+        if (ended.violation) return yield* stop(null)
+        const deciding = decide()
+        const drained = await drain()
+        if (typeof drained !== 'string') return yield* stop(drained)
+        const output = (await deciding).answer
+        if (output.action !== 'allow') return yield* stop(null)
+        const release = ended.release + drained
+        if (release !== '') yield released(release)
         envelope = { ...envelope, warden: outcome('allow', output) }
       }
       const warden = envelope.warden
@@ -377,6 +474,7 @@ export class ChatCompletionsService {
       // The client went away (nobody reads on), or Warden failed: the stream ends without [DONE].
       return
     } finally {
+      run.halt.abort()
       await chunks.return(undefined)
     }
   }
@@ -430,6 +528,43 @@ export class ChatCompletionsService {
       )
     }
     return upstream
+  }
+}
+
+/** A window of a released stream and how the scored rules judged it. */
+interface WindowVerdict {
+  window: ScoredWindow
+  outcome: EvaluationOutcome
+}
+
+/**
+ * The windows of a released stream, scored in order, one at a time (the judge's calls of one
+ * window concurrently): `current` is the verdict being awaited, null when none is.
+ */
+class WindowQueue {
+  private readonly waiting: ScoredWindow[] = []
+  current: Promise<WindowVerdict> | null = null
+
+  constructor(private readonly score: (window: ScoredWindow) => Promise<EvaluationOutcome>) {}
+
+  add(window: ScoredWindow): void {
+    this.waiting.push(window)
+    this.start()
+  }
+
+  /** The current verdict was read: the next window, if any, is scored. */
+  settled(): void {
+    this.current = null
+    this.start()
+  }
+
+  private start(): void {
+    if (this.current !== null) return
+    const window = this.waiting.shift()
+    if (window === undefined) return
+    this.current = this.score(window).then((outcome) => ({ window, outcome }))
+    // Raced against the upstream's chunks: a stream that stops first must not leave it unhandled.
+    this.current.catch(() => undefined)
   }
 }
 

@@ -5,7 +5,13 @@ import { type FieldError, invalid } from '../errors.js'
 import type { Judge } from '../judge/judge.js'
 import type { Metrics } from '../metrics.js'
 import type { ConversationInput } from '../rules/conversation.js'
-import { type CompiledPolicy, compilePolicy, evaluate, redactConversation } from '../rules/evaluate.js'
+import {
+  type CompiledPolicy,
+  compilePolicy,
+  type EvaluationOutcome,
+  evaluate,
+  redactConversation,
+} from '../rules/evaluate.js'
 import type { Evaluation, EvaluationRequest, EvaluationSource } from '../schemas/evaluations.js'
 import type { Store } from '../store/database.js'
 import { findApplicationSeq, findEvaluatedApplication } from '../store/evaluations.repository.js'
@@ -129,6 +135,24 @@ export class EvaluationsService {
       record: { caller, appSeq, source: options.source ?? 'api', conversation, outcome, answer },
       policies: used,
     }
+  }
+
+  /**
+   * Scores one window of a streamed reply (docs/chat-completions.md) by the scored rules of
+   * `policies` (`streamPlan`'s), as the reply's only text: not logged, the judge's calls of the
+   * window made concurrently. Never rejects; a judge error counts by its policy's `on_error`.
+   */
+  scoreWindow(
+    policies: readonly CompiledPolicy[],
+    text: string,
+    signal?: AbortSignal,
+  ): Promise<EvaluationOutcome> {
+    const stopping = this.stopping.signal
+    return evaluate(
+      policies,
+      { messages: [{ role: 'assistant', content: text }], context: null },
+      { judge: this.deps.judge, signal: signal ? () => AbortSignal.any([signal, stopping]) : stopping },
+    )
   }
 
   /** Writes the log entries of evaluations made by `evaluateUnlogged`, all in one commit. */

@@ -1272,3 +1272,161 @@ describe('POST /v1/applications/{application_id}/chat/completions over its rate 
     expect(limited.message).toMatch(/^429 This API key made more than 1 requests in a minute; retry in /)
   })
 })
+
+describe('streams under scored output rules, scored on windows (sqlite)', () => {
+  let t: TestApp
+  let double: UpstreamDouble
+  /** An OpenAI-compatible judge: 0.1 for a reply promising a refund guarantee, 0.9 else; 500 for "judge-breaker". */
+  let judge: UpstreamDouble
+  let base: string
+  const OVERRIDE = 'Sorry, I cannot say that.'
+  const sdk = (application: string) =>
+    new OpenAI({ apiKey: t.adminKey, baseURL: `${base}/v1/applications/${application}`, maxRetries: 0 })
+  /** The texts of a streamed reply, piece by piece, its finish reason and its last chunk. */
+  const read = async (application: string, options: { stopAt?: string } = {}) => {
+    const pieces: string[] = []
+    let finish: string | null = null
+    let last: any = null
+    for await (const chunk of await sdk(application).chat.completions.create({
+      model: 'm',
+      stream: true,
+      messages: [{ role: 'user', content: 'Tell me about my order.' }],
+    })) {
+      const content = chunk.choices[0]?.delta.content ?? ''
+      if (content !== '') pieces.push(content)
+      finish = chunk.choices[0]?.finish_reason ?? finish
+      last = chunk
+      if (options.stopAt !== undefined && pieces.join('').includes(options.stopAt)) break
+    }
+    return { pieces, text: pieces.join(''), finish, last }
+  }
+  const create = async (url: string, payload: object) => {
+    const res = await t.request({ method: 'POST', url, payload })
+    expect(res.statusCode, res.body).toBe(201)
+  }
+  const judged = (asked: string) => {
+    const request = JSON.parse(asked) as { messages: { content: string }[] }
+    return request.messages.map((m) => m.content).join('\n')
+  }
+
+  beforeAll(async () => {
+    double = await startUpstreamDouble()
+    judge = await startUpstreamDouble()
+    judge.fallback = (request) => {
+      const asked = judged(JSON.stringify(request.body))
+      if (asked.includes('judge-breaker')) return { json: { error: { message: 'judge down' } }, status: 500 }
+      const score = asked.includes('refund guarantee') ? 0.1 : 0.9
+      return { json: completion(JSON.stringify({ score, reason: 'Judged by the double.' })) }
+    }
+    t = await createTestApp('sqlite', {
+      PROVIDER_DOUBLE_BASE_URL: double.baseUrl,
+      PROVIDER_TIMEOUT_MS: '2000',
+      STREAM_WINDOW_CHARS: '20',
+      JUDGE_BASE_URL: judge.baseUrl,
+      JUDGE_MODEL: 'judge-model',
+      JUDGE_TIMEOUT_MS: '2000',
+    })
+    await t.app.listen({ port: 0, host: '127.0.0.1' })
+    base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`
+    const app = async (id: string, policy: object) => {
+      await create('/v1/applications', { id, name: id, description: '', provider: 'double', model: 'm' })
+      await create(`/v1/applications/${id}/policies`, {
+        id: `${id}-policy`,
+        target: ['output'],
+        override_response: OVERRIDE,
+        ...policy,
+      })
+    }
+    await app('toxic-guard', { rules: [{ type: 'toxicity', detector: 'model' }] })
+    const custom = { rules: [{ type: 'custom' }], definition: 'The reply never promises money back.' }
+    await app('custom-guard', custom)
+    await app('custom-open', { ...custom, on_error: 'fail_open' })
+  })
+  afterAll(async () => {
+    await t?.close()
+    await double?.close()
+    await judge?.close()
+  })
+  beforeEach(() => {
+    double.received.length = 0
+    judge.received.length = 0
+  })
+
+  it('never sends a threat written mid-stream, which the offline model scores on its window', async () => {
+    const text =
+      'Thanks for your message. I know where you live and I will make you regret this. Have a nice day.'
+    double.script({ chunks: chunksOf(text, { size: 3 }), gapMs: 2 })
+    const { text: received, finish, last } = await read('toxic-guard')
+    // The first window passed and was sent; the second failed: nothing of it reached the client.
+    expect(received).toBe(`Thanks for your message.${OVERRIDE}`)
+    expect(received).not.toContain('live')
+    expect(finish).toBe('content_filter')
+    expect(last.warden).toMatchObject({ action: 'override' })
+    // The log holds the evaluation of the whole text received.
+    const entry = await t.request({
+      method: 'GET',
+      url: `/v1/applications/toxic-guard/evaluations/${last.warden.output_evaluation_id}`,
+    })
+    expect(entry.statusCode).toBe(200)
+    expect(entry.json()).toMatchObject({ source: 'chat_output', verdict: 'fail' })
+    expect(entry.json().policies[0].rules[0]).toMatchObject({
+      type: 'toxicity',
+      method: 'model',
+      status: 'fail',
+    })
+  })
+
+  it('releases a clean long reply window by window before the upstream finished', async () => {
+    const sentences = [
+      'Your order ships on Monday.',
+      ' It should arrive within three business days.',
+      ' You can track the parcel from the link in your email.',
+      ' Our team is happy to help with any question.',
+    ]
+    double.script({ chunks: chunksOf(sentences.join(''), { size: 5 }), gapMs: 1, hang: true })
+    // The upstream never finishes: what arrives was released by the windows that passed.
+    const { pieces, text } = await read('toxic-guard', { stopAt: 'business days.' })
+    expect(sentences.join('').startsWith(text)).toBe(true)
+    expect(text.startsWith(`${sentences[0]}${sentences[1]}`)).toBe(true)
+    // Each piece sent is a whole window: it ends at a sentence's end.
+    for (const piece of pieces) expect(piece).toMatch(/\.$/)
+  })
+
+  it('asks the judge once per window, releases what passed, and stops at a window that fails', async () => {
+    const clean = 'Your order ships on Monday. It should arrive within three business days. Thanks!'
+    double.script({ chunks: chunksOf(clean, { size: 4 }) })
+    const passed = await read('custom-guard')
+    expect(passed.text).toBe(clean)
+    expect(passed.finish).toBe('stop')
+    expect(passed.last.warden).toMatchObject({ action: 'allow' })
+    // Three windows, each with the one before as context, and the whole text for the log.
+    const asked = judge.received.map((r) => judged(JSON.stringify(r.body)))
+    expect(asked).toHaveLength(4)
+    expect(asked[1]).toContain('Your order ships on Monday. It should arrive within three business days.')
+    // The last window and the whole text are judged concurrently, in either order.
+    expect(
+      asked.filter((a) => a.includes('three business days. Thanks!') && !a.includes('Monday')),
+    ).toHaveLength(1)
+
+    judge.received.length = 0
+    const promise = 'Your order ships on Monday. We offer a refund guarantee on it. Thanks!'
+    double.script({ chunks: chunksOf(promise, { size: 4 }), gapMs: 2 })
+    const stopped = await read('custom-guard')
+    expect(stopped.text).toBe(`Your order ships on Monday.${OVERRIDE}`)
+    expect(stopped.finish).toBe('content_filter')
+    expect(stopped.last.warden).toMatchObject({ action: 'override' })
+  })
+
+  it('counts a judge error on a window by the policy’s on_error', async () => {
+    const breaking = 'Your order ships on Monday. The judge-breaker is in this window. Thanks!'
+    double.script({ chunks: chunksOf(breaking, { size: 4 }) })
+    const closed = await read('custom-guard')
+    expect(closed.text).toBe(`Your order ships on Monday.${OVERRIDE}`)
+    expect(closed.finish).toBe('content_filter')
+
+    double.script({ chunks: chunksOf(breaking, { size: 4 }) })
+    const open = await read('custom-open')
+    expect(open.text).toBe(breaking)
+    expect(open.last.warden).toMatchObject({ action: 'allow' })
+  })
+})

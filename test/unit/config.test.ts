@@ -115,6 +115,7 @@ describe('loadConfig', () => {
         metricsPort: 9464,
         metricsHost: '127.0.0.1',
         providerTimeoutMs: 60_000,
+        streamWindowChars: 400,
       })
       expect(config.providers.names).toEqual([])
       expect(config.providers.find('openai')).toBeUndefined()
@@ -129,6 +130,7 @@ describe('loadConfig', () => {
         EVALUATION_RETENTION_DAYS: '7',
         METRICS_PORT: '0',
         PROVIDER_TIMEOUT_MS: '5000',
+        STREAM_WINDOW_CHARS: '120',
       })
       expect(config.providers.find('openai')).toEqual({
         baseUrl: 'https://api.openai.com/v1',
@@ -145,6 +147,7 @@ describe('loadConfig', () => {
         evaluationRetentionDays: 7,
         metricsPort: 0,
         providerTimeoutMs: 5000,
+        streamWindowChars: 120,
       })
     })
 
@@ -152,6 +155,8 @@ describe('loadConfig', () => {
       [{ EVALUATION_LOG_CONTENT: 'all' }, /EVALUATION_LOG_CONTENT must be one of redacted, none, full/],
       [{ EVALUATION_RETENTION_DAYS: '0' }, /EVALUATION_RETENTION_DAYS/],
       [{ METRICS_PORT: '70000' }, /METRICS_PORT/],
+      [{ STREAM_WINDOW_CHARS: '0' }, /STREAM_WINDOW_CHARS must be between 1 and 100000/],
+      [{ STREAM_WINDOW_CHARS: '4k' }, /STREAM_WINDOW_CHARS must be a whole number/],
       [{ PROVIDER_OPENAI_BASE_URL: 'nope' }, /PROVIDER_OPENAI_BASE_URL is not a valid URL/],
       [{ PROVIDER_OPENAI_BASE_URL: 'https://u:p@x/v1' }, /PROVIDER_OPENAI_API_KEY instead/],
     ])('refuses %j with one clear line', (env, message) => {

@@ -2,7 +2,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { regexShape } from '../../../src/rules/detectors/pending.js'
 import { compilePolicy, type EvaluablePolicy, evaluate } from '../../../src/rules/evaluate.js'
-import { ReleaseEngine, streamPlan } from '../../../src/rules/stream.js'
+import { ReleaseEngine, streamPlan, WindowCutter } from '../../../src/rules/stream.js'
 import type { Finding } from '../../../src/rules/types.js'
 import { normalizeRule } from '../../../src/rules/validation.js'
 import type { PolicyRuleInput } from '../../../src/schemas/policies.js'
@@ -240,12 +240,148 @@ describe('incremental release of a streamed reply', () => {
     expect(step).toEqual({ release: '', violation: true })
   })
 
-  it('buffers a reply judged whole, and relays one no enforced output rule reads', () => {
-    const judged = policy('f', [{ type: 'toxicity', expected: 'pass' }])
-    expect(streamPlan([judged]).mode).toBe('buffered')
+  it('buffers a reply judged whole, scores windows for scored rules, and relays one no enforced output rule reads', () => {
+    const grounded = policy('f', [{ type: 'factuality', expected: 'pass' }])
+    expect(streamPlan([grounded]).mode).toBe('buffered')
+    expect(streamPlan([policy('r', [{ type: 'relevance', expected: 'pass' }])]).mode).toBe('buffered')
+    expect(streamPlan([policy('x', [{ type: 'toxicity', expected: 'fail' }])]).mode).toBe('buffered')
+    const scored = policy('s', [
+      { type: 'pii', expected: 'pass' },
+      { type: 'toxicity', expected: 'pass' },
+      { type: 'prompt_injection', expected: 'pass' },
+    ])
+    const custom = policy('c', [{ type: 'custom', expected: 'pass' }], { definition: 'Polite replies.' })
+    const plan = streamPlan([scored, custom])
+    if (plan.mode !== 'incremental') throw new Error('expected an incremental plan')
+    expect(plan.detectors).toHaveLength(1)
+    // Each policy keeps its scored rules only, with its own settings (on_error, override).
+    expect(plan.scored.map((p) => [p.policy.id, p.rules.map((r) => r.type)])).toEqual([
+      ['s', ['toxicity', 'prompt_injection']],
+      ['c', ['custom']],
+    ])
     const monitored = policy('m', [{ type: 'toxicity', expected: 'pass' }], { mode: 'monitor' })
     const input = policy('i', [{ type: 'pii', expected: 'pass' }], { target: ['input'] })
-    expect(streamPlan([monitored, input])).toEqual({ mode: 'incremental', detectors: [] })
+    expect(streamPlan([monitored, input])).toEqual({ mode: 'incremental', detectors: [], scored: [] })
+  })
+})
+
+/** Every window `WindowCutter` cuts of `text` fed in `chunks`, then ended. */
+function windowsOf(size: number, chunks: readonly string[]) {
+  const cutter = new WindowCutter(size)
+  const windows: { from: number; start: number; end: number; text: string; final: boolean }[] = []
+  let text = ''
+  for (const chunk of chunks) {
+    text += chunk
+    for (let w = cutter.next(text, false); w !== null; w = cutter.next(text, false))
+      windows.push({ ...w, final: false })
+  }
+  for (let w = cutter.next(text, true); w !== null; w = cutter.next(text, true))
+    windows.push({ ...w, final: true })
+  return windows
+}
+
+describe('windows of scored rules', () => {
+  it('holds at least the window size, extended to the end of the sentence', () => {
+    const text = 'Hello there, friend. How are you today? Fine, thanks! Bye'
+    const windows = windowsOf(10, [text])
+    expect(windows.map((w) => text.slice(w.start, w.end))).toEqual([
+      'Hello there, friend.',
+      ' How are you today?',
+      ' Fine, thanks!',
+      ' Bye',
+    ])
+    // The last window is the rest, once the reply is complete.
+    expect(windows.map((w) => w.final)).toEqual([false, false, false, true])
+  })
+
+  it('scores a window with the one before it as context', () => {
+    const text = 'First sentence here. Second sentence here. Third one.'
+    const windows = windowsOf(15, [text])
+    expect(windows.map((w) => w.text)).toEqual([
+      'First sentence here.',
+      'First sentence here. Second sentence here.',
+      ' Second sentence here. Third one.',
+    ])
+    expect(windows.map((w) => [w.from, w.start])).toEqual([
+      [0, 0],
+      [0, 20],
+      [20, 42],
+    ])
+  })
+
+  it('ends a sentence only at a stop followed by whitespace, or a line break, and waits for what follows a stop', () => {
+    const cutter = new WindowCutter(10)
+    expect(cutter.next('Pi is 3.', false)).toBeNull()
+    expect(cutter.next('Pi is 3.14 or so.', false)).toBeNull()
+    const w = cutter.next('Pi is 3.14 or so. Next', false)
+    expect(w?.text).toBe('Pi is 3.14 or so.')
+    // A line break ends a window by itself; a stop at the very end ends it once the reply is complete.
+    expect(windowsOf(3, ['ab\ncdef\ngh.']).map((x) => x.text.slice(x.start - x.from))).toEqual([
+      'ab\n',
+      'cdef\n',
+      'gh.',
+    ])
+    // Windows fall in the same places whatever the chunking.
+    const text = 'One two three. Four five six! Seven eight nine? Ten.\nEleven twelve.'
+    const whole = windowsOf(8, [text])
+    expect(windowsOf(8, [...text])).toEqual(whole)
+    expect(windowsOf(8, [text.slice(0, 13), text.slice(13, 14), text.slice(14)])).toEqual(whole)
+  })
+
+  it('counts code points, never splits a surrogate pair, and cuts text without punctuation at four times the size', () => {
+    const astral = '😀'.repeat(4)
+    expect(windowsOf(4, [`${astral}. `, 'x']).map((w) => w.text)).toEqual([`${astral}.`, `${astral}. x`])
+    // 40 words of 4 letters without a stop: a window ends at its last space past the size, by 4 × size.
+    const words = Array.from({ length: 40 }, () => 'abcd').join(' ')
+    const windows = windowsOf(10, [words])
+    for (const w of windows.slice(0, -1)) {
+      expect(w.end - w.start).toBeGreaterThanOrEqual(10)
+      expect(w.end - w.start).toBeLessThanOrEqual(40)
+      expect(words[w.end - 1]).toBe(' ')
+    }
+    expect(windows.at(-1)?.end).toBe(words.length)
+  })
+
+  it('cuts no window of an empty reply, nor after a reply ending on a window', () => {
+    expect(windowsOf(5, [])).toEqual([])
+    expect(windowsOf(8, ['Hello, world\n'])).toHaveLength(1)
+    expect(windowsOf(8, ['Hello, world!\n']).map((w) => w.end)).toEqual([13, 14])
+  })
+})
+
+describe('release under scored rules', () => {
+  it('releases a window only once it passed, and never past what the detectors allow', () => {
+    const plan = streamPlan([POLICIES.cards])
+    if (plan.mode !== 'incremental') throw new Error('expected an incremental plan')
+    const engine = new ReleaseEngine(plan.detectors, 12)
+    expect(engine.push('Your order ships today. ').release).toBe('')
+    const first = engine.nextWindow()
+    expect(first).toMatchObject({ start: 0, end: 23, text: 'Your order ships today.' })
+    expect(engine.nextWindow()).toBeNull()
+    expect(engine.passed(23).release).toBe('Your order ships today.')
+    // The next window passed, but a run of digits at its end may still be a card: held back.
+    expect(engine.push('Call us on 4111. ').release).toBe('')
+    const second = engine.nextWindow()
+    expect(second?.end).toBe(40)
+    expect(engine.passed(40).release).toBe(' Call us on ')
+    // The run of digits ended: the window that passed is released whole; the rest waits for its window.
+    expect(engine.push('Then bye.').release).toBe('4111.')
+    expect(engine.nextWindow()).toBeNull()
+    expect(engine.end().release).toBe('')
+    const last = engine.nextWindow()
+    expect(last).toMatchObject({ start: 40, end: 50, text: ' Call us on 4111. Then bye.' })
+    expect(engine.passed(50).release).toBe(' Then bye.')
+    expect(engine.sent).toBe(engine.received)
+  })
+
+  it('fails the reply when a window fails', () => {
+    const engine = new ReleaseEngine([], 8)
+    engine.push('Hello world. More')
+    expect(engine.nextWindow()?.end).toBe(12)
+    engine.failed()
+    expect(engine.push(' text').violation).toBe(true)
+    expect(engine.nextWindow()).toBeNull()
+    expect(engine.passed(12)).toEqual({ release: '', violation: true })
   })
 })
 
