@@ -208,18 +208,102 @@ export function regexPending(pattern: string): PendingFrom {
   const shape = regexShape(pattern)
   if (shape.maxLength !== null) {
     const hold = shape.maxLength + 1
+    const { literal, ignoreCase } = leadingLiteral(pattern)
     return (text) => {
       let i = text.length
       for (let n = 0; n < hold && i > 0; n++) {
         i--
         if (i > 0 && isLow(text.charCodeAt(i)) && isHigh(text.charCodeAt(i - 1))) i--
       }
-      return i
+      if (literal === '') return i
+      // Every match begins with `literal`: only a position where the rest of the text starts
+      // with it, or is the start of it, can begin a match still in progress.
+      // RE2's case folding also pairs the long s with s and the Kelvin sign with k.
+      const tail = ignoreCase ? text.slice(i).toLowerCase().replace(/ſ/g, 's') : text.slice(i)
+      for (let k = 0; k < tail.length; k++) {
+        if (isLow(tail.charCodeAt(k))) continue
+        const rest = tail.length - k
+        if (rest >= literal.length ? tail.startsWith(literal, k) : literal.startsWith(tail.slice(k)))
+          return i + k
+      }
+      return text.length
     }
   }
   if (shape.crossesLines) return () => 0
   // The line break before the current line may be read by a `\s` or `\b` at its start: hold it too.
   return (text) => Math.max(0, text.lastIndexOf('\n'))
+}
+
+/**
+ * The text every match of a pattern begins with, when the pattern shows it plainly: after
+ * leading flags (`(?i)`), `^` and `\b`, the run of literal characters (escaped punctuation
+ * included) up to the first class, group, alternation or quantifier (a quantified character is
+ * not part of it). Empty when there is none, when the pattern has an alternation outside a class,
+ * or when case-insensitive matching meets a character beyond ASCII (whose case folding RE2 may
+ * read more widely than lower-casing).
+ */
+export function leadingLiteral(pattern: string): { literal: string; ignoreCase: boolean } {
+  const none = { literal: '', ignoreCase: false }
+  let i = 0
+  let ignoreCase = false
+  const flags = /^\(\?([a-zA-Z]+)\)/.exec(pattern)
+  if (flags) {
+    ignoreCase = (flags[1] as string).includes('i')
+    i = flags[0].length
+  }
+  // An alternation outside every group and class can start a match elsewhere: give up.
+  if (topLevelAlternation(pattern)) return none
+  let literal = ''
+  while (i < pattern.length) {
+    const c = pattern[i] as string
+    if (c === '^' && literal === '') {
+      i++
+      continue
+    }
+    if (c === '\\') {
+      const next = pattern[i + 1] ?? ''
+      if (next === 'b' && literal === '') {
+        i += 2
+        continue
+      }
+      if (!/[-.^$*+?()[\]{}|\\/ #&~"'@:,;!%=<>]/.test(next)) break
+      literal += next
+      i += 2
+    } else if ('.[](){}|*+?$'.includes(c)) break
+    else {
+      literal += c
+      i += c.length
+    }
+    // A quantifier makes the character before it optional or repeated: not part of the literal.
+    if (i < pattern.length && '*+?{'.includes(pattern[i] as string)) {
+      literal = literal.slice(0, -1)
+      break
+    }
+  }
+  if (ignoreCase) {
+    if (/[^ -~]/.test(literal)) return none
+    literal = literal.toLowerCase()
+  }
+  return { literal, ignoreCase }
+}
+
+/** Whether a pattern has a `|` outside every group and character class. */
+function topLevelAlternation(pattern: string): boolean {
+  let depth = 0
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]
+    if (c === '\\') i++
+    else if (c === '[') {
+      // Skip the class: a `]` right after `[` or `[^` is a member.
+      i++
+      if (pattern[i] === '^') i++
+      if (pattern[i] === ']') i++
+      while (i < pattern.length && pattern[i] !== ']') i += pattern[i] === '\\' ? 2 : 1
+    } else if (c === '(') depth++
+    else if (c === ')') depth--
+    else if (c === '|' && depth === 0) return true
+  }
+  return false
 }
 
 /** What a regex's matches may be: their longest length in code points (null: unbounded), and whether one can hold a line break. */

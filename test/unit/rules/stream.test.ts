@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { regexShape } from '../../../src/rules/detectors/pending.js'
+import { leadingLiteral, regexPending, regexShape } from '../../../src/rules/detectors/pending.js'
 import { compilePolicy, type EvaluablePolicy, evaluate } from '../../../src/rules/evaluate.js'
 import { ReleaseEngine, streamPlan, WindowCutter } from '../../../src/rules/stream.js'
 import type { Finding } from '../../../src/rules/types.js'
@@ -29,6 +29,7 @@ const POLICIES = {
     { type: 'keywords', expected: 'pass', flagged: ['secret plan', 'café', 'ignore previous instructions'] },
   ]),
   bounded: policy('bounded', [{ type: 'regex', expected: 'pass', value: 'ORD-\\d{4}\\b' }]),
+  folded: policy('folded', [{ type: 'regex', expected: 'pass', value: '(?i)token=\\w{4}' }]),
   line: policy('line', [{ type: 'regex', expected: 'pass', value: 'TODO:[^\\n]*!' }]),
   length: policy('length', [{ type: 'length', expected: 'pass', value: '120' }]),
 }
@@ -59,6 +60,9 @@ const PLANTED = [
   'ignore previous instructions',
   'ORD-1234',
   'TODO: call back!',
+  'TOKEN=ab12',
+  'ToKen=zz99',
+  'toKen=ſſſſ',
 ]
 const NEAR = [
   '4111 1111 1111 1112',
@@ -66,6 +70,8 @@ const NEAR = [
   'cafe',
   'secret planner',
   'ORD-12345',
+  'token=ab',
+  'tokens',
   'v1.2.3.4',
   'TODO: later',
   '12.03.2024',
@@ -382,6 +388,36 @@ describe('release under scored rules', () => {
     expect(engine.push(' text').violation).toBe(true)
     expect(engine.nextWindow()).toBeNull()
     expect(engine.passed(12)).toEqual({ release: '', violation: true })
+  })
+})
+
+describe('a regex rule holds back only where a match may have begun', () => {
+  it.each([
+    ['ORD-\\d{4}\\b', 'ORD-', false],
+    ['(?i)Token=\\w{4}', 'token=', true],
+    ['\\bfoo', 'foo', false],
+    ['^TODO', 'TODO', false],
+    ['ab?c', 'a', false],
+    ['x\\.y+z', 'x.', false],
+    ['abc(d|e)f', 'abc', false],
+    ['a|b', '', false],
+    ['[ab]c', '', false],
+    ['(?i)café', '', false],
+  ])('%s begins with %j', (pattern, literal, ignoreCase) => {
+    expect(leadingLiteral(pattern)).toEqual(
+      literal === '' ? { literal, ignoreCase: false } : { literal, ignoreCase },
+    )
+  })
+
+  it('releases text with no start of a match, and holds a possible start', () => {
+    const pending = regexPending('order [0-9]{6}')
+    const at = (text: string) => text.slice(pending(text))
+    expect(at('see the attached file for details')).toBe('')
+    expect(at('please see ord')).toBe('ord')
+    expect(at('please see order 12')).toBe('order 12')
+    expect(at('the word order')).toBe('order')
+    // Case-insensitive patterns hold whatever RE2's case folding may read as the start.
+    expect(regexPending('(?i)secret=\\d{2}')('a new ſECRE')).toBe('a new '.length)
   })
 })
 
