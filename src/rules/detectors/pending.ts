@@ -114,14 +114,80 @@ function ipPending(text: string): number {
 }
 
 const PEM_PARTIAL = /-[A-Z0-9 -]{0,70}$/
+/** What every key with a known prefix begins with (api-keys.ts); the Slack webhook in lower case. */
+const KEY_PREFIXES = [
+  'sk-',
+  'sk_live_',
+  'sk_test_',
+  'rk_live_',
+  'rk_test_',
+  'pk_live_',
+  'pk_test_',
+  'AKIA',
+  'ASIA',
+  'ABIA',
+  'ACCA',
+  'AGPA',
+  'AIDA',
+  'AROA',
+  'AIPA',
+  'ANPA',
+  'ANVA',
+  'A3T',
+  'ghp_',
+  'gho_',
+  'ghu_',
+  'ghs_',
+  'ghr_',
+  'github_pat_',
+  'xox',
+  'xapp-',
+  'AIza',
+  'npm_',
+  'lin_api_',
+  'SG.',
+  'shpat_',
+  'shpca_',
+  'shppa_',
+  'shpss_',
+  'ops_ey',
+]
+const SLACK_HOOK = 'https://hooks.slack.com/'
+const AWS_SECRET_CUE = /aws_?secret_?access_?key/i
+
+/** Whether `tail` is, or may still become, text that begins with `prefix`. */
+const mayBegin = (tail: string, prefix: string) =>
+  tail.length >= prefix.length ? tail.startsWith(prefix) : prefix.startsWith(tail)
+
 /**
- * Keys are words (a token up to the next whitespace, with the cue or scheme before it), and a
- * private key block runs from its BEGIN line to its END line: the trailing word, a BEGIN line
- * being written, and a block not yet ended are pending.
+ * Keys are words (a token up to the next whitespace), and a private key block runs from its BEGIN
+ * line to its END line. In the trailing word, a key may still be in progress only from a position
+ * where a known prefix begins or may begin, after `://` (the credentials of a URL), or anywhere
+ * when an AWS secret's cue is near (its value has no prefix); a BEGIN line being written and a
+ * block not yet ended are pending too.
  */
 function keyPending(text: string): number {
-  let pending = runStart(text, (c) => !(c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0x3000))
+  const word = runStart(text, (c) => !(c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0x3000))
   // Other Unicode spaces end no key candidate: only those above, which the patterns never hold.
+  let pending = text.length
+  if (word < text.length) {
+    if (AWS_SECRET_CUE.test(text.slice(Math.max(0, word - 200)))) pending = word
+    else {
+      const scheme = text.indexOf('://', word)
+      if (scheme >= 0) pending = scheme + 3
+      const lower = text.slice(word).toLowerCase()
+      for (let k = word; k < pending; k++) {
+        const tail = text.slice(k)
+        if (
+          KEY_PREFIXES.some((prefix) => mayBegin(tail, prefix)) ||
+          mayBegin(lower.slice(k - word), SLACK_HOOK)
+        ) {
+          pending = k
+          break
+        }
+      }
+    }
+  }
   const from = Math.max(0, text.length - 72)
   const partial = PEM_PARTIAL.exec(text.slice(from))
   if (partial !== null) pending = Math.min(pending, from + partial.index)

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { leadingLiteral, regexPending, regexShape } from '../../../src/rules/detectors/pending.js'
+import { leadingLiteral, piiPending, regexPending, regexShape } from '../../../src/rules/detectors/pending.js'
 import { compilePolicy, type EvaluablePolicy, evaluate } from '../../../src/rules/evaluate.js'
 import { ReleaseEngine, streamPlan, WindowCutter } from '../../../src/rules/stream.js'
 import type { Finding } from '../../../src/rules/types.js'
@@ -418,6 +418,25 @@ describe('a regex rule holds back only where a match may have begun', () => {
     expect(at('the word order')).toBe('order')
     // Case-insensitive patterns hold whatever RE2's case folding may read as the start.
     expect(regexPending('(?i)secret=\\d{2}')('a new ſECRE')).toBe('a new '.length)
+  })
+})
+
+describe('an api_key rule holds back only where a key may have begun', () => {
+  const pending = piiPending(['api_key'])
+  const held = (text: string) => text.slice(pending(text))
+  it.each([
+    ['The end', ''],
+    ['The answer is', 's'],
+    ['your token sk', 'sk'],
+    ['your token sk-pro', 'sk-pro'],
+    ['use (ghp_abc', 'ghp_abc'],
+    ['shop', 'op'],
+    ['see https://user:pa', 'user:pa'],
+    ['see HTTPS://hooks.sla', 'HTTPS://hooks.sla'],
+    ['aws_secret_access_key = wJalr', 'wJalr'],
+    ['-----BEGIN RSA PRIV', '-----BEGIN RSA PRIV'],
+  ])('%j holds %j', (text, tail) => {
+    expect(held(text)).toBe(tail)
   })
 })
 
