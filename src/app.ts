@@ -38,6 +38,7 @@ import { ProblemSchema } from './schemas/common.js'
 import { EvaluationSchema, LoggedEvaluationSchema } from './schemas/evaluations.js'
 import { PolicyRuleSchema, PolicySchema } from './schemas/policies.js'
 import { PolicyTestResultSchema, PolicyTestRunSchema, PolicyTestSchema } from './schemas/policy-tests.js'
+import { PiiKindSchema, ToxicityCategorySchema } from './schemas/rule-vocabulary.js'
 import type { Services } from './services/index.js'
 import type { Store } from './store/database.js'
 
@@ -163,6 +164,8 @@ export async function buildApp({ config, store, services, logger }: AppOptions):
     ApplicationSchema,
     PolicyRuleSchema,
     PolicySchema,
+    PiiKindSchema,
+    ToxicityCategorySchema,
     ApiKeySchema,
     ApiKeyCreatedSchema,
     EvaluationSchema,

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { TOXICITY_CATEGORIES } from '../../src/rules/detectors/toxicity.js'
+import { PII_KINDS } from '../../src/schemas/policies.js'
 import { createTestApp, type TestApp } from '../helpers/app.js'
 
 type Schema = Record<string, unknown> & { properties?: Record<string, Schema>; items?: Schema; $ref?: string }
@@ -129,6 +131,14 @@ describe('GET /openapi.json', () => {
       'param',
       'code',
     ])
+  })
+
+  it('names the values of a pii and a toxicity rule’s flagged list, for clients to list', () => {
+    expect(doc.components.schemas.PiiKind).toMatchObject({ type: 'string', enum: [...PII_KINDS] })
+    expect(doc.components.schemas.ToxicityCategory).toMatchObject({
+      type: 'string',
+      enum: [...TOXICITY_CATEGORIES],
+    })
   })
 
   it('describes every field, with an example, in requests and responses', () => {
