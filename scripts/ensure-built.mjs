@@ -27,6 +27,7 @@ if (!existsSync(built) || statSync(built).mtimeMs < sources) {
   process.stderr.write('warden: building dist/ ...\n')
   run('node_modules/typescript/bin/tsc', ['-p', join(root, 'tsconfig.build.json')])
   run('scripts/bundle.mjs', [])
+  run('scripts/generate-client.mjs', [])
 }
 
 const consoleSources = Math.max(newest(join(root, 'console')), packageJson)
