@@ -35,6 +35,12 @@ export default defineConfig({
   base: '/console/',
   // JSX compiles to Preact's automatic runtime; no Babel preset needed.
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
+  resolve: {
+    // The typed client, from its source (as in tsconfig.json): no build of it comes first.
+    alias: {
+      '@warden/client': fileURLToPath(new URL('../clients/typescript/src/index.ts', import.meta.url)),
+    },
+  },
   build: {
     outDir,
     emptyOutDir: true,

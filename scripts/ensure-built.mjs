@@ -1,6 +1,7 @@
 // Builds dist/ (tsc, then the bundle bin/warden.js runs) when it is missing or older than any
-// source file, and the console (dist/console/) when it is missing or older than console/, so
-// `npm start` always runs the code in src/ and serves the console in console/.
+// source file, and the console (dist/console/) when it is missing or older than console/ or the
+// typed client it is built on, so `npm start` always runs the code in src/ and serves the
+// console in console/.
 import { execFileSync } from 'node:child_process'
 import { existsSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
@@ -30,7 +31,12 @@ if (!existsSync(built) || statSync(built).mtimeMs < sources) {
   run('scripts/generate-client.mjs', [])
 }
 
-const consoleSources = Math.max(newest(join(root, 'console')), packageJson)
+// The console is built from the typed client's source too (clients/typescript/src).
+const consoleSources = Math.max(
+  newest(join(root, 'console')),
+  newest(join(root, 'clients', 'typescript', 'src')),
+  packageJson,
+)
 if (!existsSync(consoleBuilt) || statSync(consoleBuilt).mtimeMs < consoleSources) {
   process.stderr.write('warden: building the console into dist/console/ ...\n')
   run('node_modules/vite/bin/vite.js', [

@@ -1,6 +1,9 @@
-// The console's only way to the server: the public /v1 API, with the signed-in key as a bearer
-// token. The key lives in sessionStorage, so it is gone when the tab closes, and never in
-// localStorage or a cookie (a cookie would also ride along on requests the console did not make).
+// The console's only way to the server: the public /v1 API through the typed client,
+// @warden/client (clients/typescript), whose types are generated from the server's OpenAPI
+// document, with the signed-in key as a bearer token. The key lives in sessionStorage, so it is
+// gone when the tab closes, and never in localStorage or a cookie (a cookie would also ride
+// along on requests the console did not make).
+import { type components, createWardenClient, type operations } from '@warden/client'
 
 const KEY_ITEM = 'warden.apiKey'
 
@@ -20,27 +23,46 @@ export function forgetKey(): void {
   sessionStorage.removeItem(KEY_ITEM)
 }
 
-export interface FieldError {
-  pointer: string
-  detail: string
-}
+// The API's shapes, by the names the pages use: every one is the generated type of the document.
+type Schemas = components['schemas']
+export type Problem = Schemas['Problem']
+export type FieldError = NonNullable<Problem['errors']>[number]
+export type Application = Schemas['Application']
+export type Policy = Schemas['Policy']
+export type PolicyRule = Schemas['PolicyRule']
+export type RuleType = PolicyRule['type']
+export type Target = Policy['target'][number]
+export type Evaluation = Schemas['Evaluation']
+export type LoggedEvaluation = Schemas['LoggedEvaluation']
+export type PolicyResult = Evaluation['policies'][number]
+export type RuleResult = PolicyResult['rules'][number]
+export type Finding = RuleResult['findings'][number]
+export type Message = NonNullable<Evaluation['redacted']>['messages'][number]
+export type TestCase = Schemas['PolicyTest']
+export type TestResult = Schemas['PolicyTestResult']
+export type TestRun = Schemas['PolicyTestRun']
 
-/** An RFC 9457 problem document, as the API sends for every error. */
-export interface Problem {
-  type?: string
-  title?: string
-  status?: number
-  detail?: string
-  code?: string
-  request_id?: string
-  errors?: FieldError[]
-  failures?: unknown[]
+/** The JSON body of an operation's 200 answer: `Listed<'listPolicies'>` is a page of policies. */
+export type Listed<Op extends keyof operations> = operations[Op]['responses'] extends {
+  200: { content: { 'application/json': infer T } }
 }
+  ? T
+  : never
+
+/** The query parameters an operation takes. */
+export type Query<Op extends keyof operations> = NonNullable<operations[Op]['parameters']['query']>
+
+/** The JSON body an operation takes. */
+export type Body<Op extends keyof operations> = operations[Op] extends {
+  requestBody?: { content: { 'application/json': infer T } }
+}
+  ? T
+  : never
 
 export class ApiError extends Error {
   constructor(
     readonly status: number,
-    readonly problem: Problem,
+    readonly problem: Partial<Problem>,
   ) {
     super(problem.detail ?? problem.title ?? `HTTP ${status}`)
   }
@@ -55,19 +77,9 @@ export class ApiError extends Error {
   }
 }
 
-export interface Answer<T> {
-  data: T
-  etag: string | null
-  status: number
-}
-
-export interface RequestOptions {
-  body?: unknown
-  ifMatch?: string | null
-  query?: Record<string, string | number | boolean | null | undefined>
-  signal?: AbortSignal
-  /** A 401 is this request's own answer (checking a key at sign-in), not a reason to sign out. */
-  expectUnauthenticated?: boolean
+/** The field errors of a failed save; none for anything but a 422. */
+export function fieldErrorsOf(error: unknown): FieldError[] {
+  return error instanceof ApiError ? error.fieldErrors : []
 }
 
 /** Called when the server refuses the key (401): the app signs out and says why. */
@@ -76,75 +88,48 @@ export function setUnauthenticatedHandler(handler: (message: string) => void): v
   onUnauthenticated = handler
 }
 
-export function path(...segments: string[]): string {
-  return segments.map((s) => encodeURIComponent(s)).join('/')
+/** The API client. The key is read for every request, so signing in and out takes effect at once. */
+export const warden = createWardenClient({
+  baseUrl: location.origin,
+  apiKey: storedKey,
+  credentials: 'omit',
+  cache: 'no-store',
+})
+
+export interface Answer<T> {
+  data: T
+  etag: string | null
+  status: number
 }
 
-/** Sends one API request and parses its answer; any status over 299 throws an ApiError. */
-export async function request<T>(
-  method: string,
-  url: string,
-  options: RequestOptions = {},
+/**
+ * Awaits a request of `warden`: a 2xx answer is its data and ETag; anything else throws an
+ * ApiError, status 0 when the server could not be reached. A 401 also signs out, unless it is the
+ * request's own expected answer (checking a key at sign-in).
+ */
+export async function answer<T>(
+  sent: Promise<{ data?: T; error?: unknown; response: Response }>,
+  options: { expectUnauthenticated?: boolean } = {},
 ): Promise<Answer<T>> {
-  const headers: Record<string, string> = { accept: 'application/json' }
-  const key = storedKey()
-  if (key) headers.authorization = `Bearer ${key}`
-  if (options.body !== undefined) headers['content-type'] = 'application/json'
-  if (options.ifMatch) headers['if-match'] = options.ifMatch
-  let target = url
-  if (options.query) {
-    const params = new URLSearchParams()
-    for (const [name, value] of Object.entries(options.query)) {
-      if (value !== undefined && value !== null && value !== '') params.set(name, String(value))
-    }
-    const text = params.toString()
-    if (text) target += `?${text}`
-  }
-  let response: Response
+  let result: Awaited<typeof sent>
   try {
-    response = await fetch(target, {
-      method,
-      headers,
-      body: options.body === undefined ? null : JSON.stringify(options.body),
-      signal: options.signal ?? null,
-      credentials: 'omit',
-      cache: 'no-store',
-    })
+    result = await sent
   } catch (error) {
     if ((error as Error).name === 'AbortError') throw error
     throw new ApiError(0, { title: 'Network error', detail: 'The server could not be reached.' })
   }
-  const text = await response.text()
-  let parsed: unknown = null
-  if (text) {
-    try {
-      parsed = JSON.parse(text)
-    } catch {
-      parsed = null
-    }
-  }
+  const { response } = result
   if (!response.ok) {
-    const problem: Problem =
-      parsed && typeof parsed === 'object' ? (parsed as Problem) : { status: response.status, detail: text }
+    const body = result.error
+    const problem: Partial<Problem> =
+      body && typeof body === 'object'
+        ? (body as Partial<Problem>)
+        : { status: response.status, detail: typeof body === 'string' ? body : '' }
     const error = new ApiError(response.status, problem)
     if (response.status === 401 && !options.expectUnauthenticated) onUnauthenticated(error.message)
     throw error
   }
-  return { data: parsed as T, etag: response.headers.get('etag'), status: response.status }
-}
-
-export const api = {
-  get: <T>(url: string, options?: RequestOptions) => request<T>('GET', url, options),
-  post: <T>(url: string, body: unknown, options?: RequestOptions) =>
-    request<T>('POST', url, { ...options, body }),
-  patch: <T>(url: string, body: unknown, options?: RequestOptions) =>
-    request<T>('PATCH', url, { ...options, body }),
-  delete: (url: string, options?: RequestOptions) => request<null>('DELETE', url, options),
-}
-
-export interface Page<T> {
-  data: T[]
-  next_cursor: string | null
+  return { data: result.data as T, etag: response.headers.get('etag'), status: response.status }
 }
 
 /**

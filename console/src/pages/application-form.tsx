@@ -1,7 +1,6 @@
 import { useState } from 'preact/hooks'
-import type { FieldError } from '../api'
+import type { Application, Body, FieldError } from '../api'
 import { Field } from '../components'
-import type { Application } from '../types'
 
 export interface ApplicationDraft {
   id: string
@@ -33,16 +32,21 @@ export function draftOf(app: Application | null): ApplicationDraft {
   }
 }
 
-/** A number when the text is one; otherwise the text itself, so the server names the problem. */
-function numberOrText(text: string): number | string | null {
+/**
+ * A number when the text is one; otherwise the text itself, so the server names the problem at
+ * its field. The body's type says number: a text that is not one is sent as typed, on purpose.
+ */
+function numberOrText(text: string): number | null {
   const t = text.trim()
   if (t === '') return null
   const n = Number(t)
-  return Number.isFinite(n) ? n : t
+  return Number.isFinite(n) ? n : (t as unknown as number)
 }
 
-/** The request body for a create (with `id`) or a merge patch (without). */
-export function bodyOf(draft: ApplicationDraft, create: boolean): Record<string, unknown> {
+/** The request body for a create (with `id`, when one is given) or a merge patch (without). */
+export function bodyOf(draft: ApplicationDraft, create: true): Body<'createApplication'>
+export function bodyOf(draft: ApplicationDraft, create: false): Body<'updateApplication'>
+export function bodyOf(draft: ApplicationDraft, create: boolean) {
   const parameters = {
     system_prompt: draft.system_prompt === '' ? null : draft.system_prompt,
     temperature: numberOrText(draft.temperature),
@@ -51,15 +55,14 @@ export function bodyOf(draft: ApplicationDraft, create: boolean): Record<string,
     top_k: numberOrText(draft.top_k),
   }
   const anyParameter = Object.values(parameters).some((v) => v !== null)
-  const body: Record<string, unknown> = {
+  const body = {
     name: draft.name,
     description: draft.description,
     provider: draft.provider.trim() === '' ? null : draft.provider,
     model: draft.model.trim() === '' ? null : draft.model,
     parameters: anyParameter ? parameters : null,
   }
-  if (create && draft.id.trim() !== '') body.id = draft.id.trim()
-  return body
+  return create && draft.id.trim() !== '' ? { ...body, id: draft.id.trim() } : body
 }
 
 export function ApplicationForm(props: {

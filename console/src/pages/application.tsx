@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks'
-import { ApiError, api, type Page, path } from '../api'
+import { ApiError, type Application, answer, fieldErrorsOf, type Listed, warden } from '../api'
 import {
   Badge,
   ConfirmButton,
@@ -12,7 +12,6 @@ import {
   TableRegion,
 } from '../components'
 import { Link, navigate } from '../router'
-import type { Application, Policy } from '../types'
 import { ApplicationForm, bodyOf, draftOf } from './application-form'
 
 /** One application: its settings (edit, delete) and its policies. */
@@ -24,24 +23,23 @@ export function ApplicationPage({ appId }: { appId: string }) {
   const [saveError, setSaveError] = useState<unknown>(null)
   const [busy, setBusy] = useState(false)
   const [saved, setSaved] = useState(false)
-  const url = `/v1/applications/${path(appId)}`
+  const at = { application_id: appId }
 
   useEffect(() => {
     let live = true
     setApp(null)
     setLoadError(null)
-    api
-      .get<Application>(url)
-      .then((answer) => {
+    answer(warden.GET('/v1/applications/{application_id}', { params: { path: at } }))
+      .then((got) => {
         if (!live) return
-        setApp(answer.data)
-        setEtag(answer.etag)
+        setApp(got.data)
+        setEtag(got.etag)
       })
       .catch((error) => live && setLoadError(error))
     return () => {
       live = false
     }
-  }, [url])
+  }, [appId])
 
   if (loadError) {
     return (
@@ -84,7 +82,11 @@ export function ApplicationPage({ appId }: { appId: string }) {
             confirmLabel="Delete for good"
             onConfirm={async () => {
               try {
-                await api.delete(url, { ifMatch: etag })
+                await answer(
+                  warden.DELETE('/v1/applications/{application_id}', {
+                    params: { path: at, header: { 'if-match': etag ?? undefined } },
+                  }),
+                )
                 navigate('/applications')
               } catch (error) {
                 setSaveError(error)
@@ -109,7 +111,7 @@ export function ApplicationPage({ appId }: { appId: string }) {
           <ApplicationForm
             initial={draftOf(app)}
             create={false}
-            errors={saveError instanceof ApiError ? saveError.fieldErrors : []}
+            errors={fieldErrorsOf(saveError)}
             busy={busy}
             submitLabel="Save application"
             onCancel={() => {
@@ -120,9 +122,14 @@ export function ApplicationPage({ appId }: { appId: string }) {
               setBusy(true)
               setSaveError(null)
               try {
-                const answer = await api.patch<Application>(url, bodyOf(draft, false), { ifMatch: etag })
-                setApp(answer.data)
-                setEtag(answer.etag)
+                const saved = await answer(
+                  warden.PATCH('/v1/applications/{application_id}', {
+                    params: { path: at, header: { 'if-match': etag ?? undefined } },
+                    body: bodyOf(draft, false),
+                  }),
+                )
+                setApp(saved.data)
+                setEtag(saved.etag)
                 setEditing(false)
                 setSaved(true)
               } catch (error) {
@@ -141,7 +148,7 @@ export function ApplicationPage({ appId }: { appId: string }) {
 
 function PolicyList({ appId }: { appId: string }) {
   const [cursors, setCursors] = useState<(string | null)[]>([null])
-  const [page, setPage] = useState<Page<Policy> | null>(null)
+  const [page, setPage] = useState<Listed<'listPolicies'> | null>(null)
   const [error, setError] = useState<unknown>(null)
   const cursor = cursors[cursors.length - 1] ?? null
   const base = `/applications/${encodeURIComponent(appId)}`
@@ -149,9 +156,12 @@ function PolicyList({ appId }: { appId: string }) {
   useEffect(() => {
     let live = true
     setPage(null)
-    api
-      .get<Page<Policy>>(`/v1/applications/${path(appId)}/policies`, { query: { limit: 50, cursor } })
-      .then((answer) => live && setPage(answer.data))
+    answer(
+      warden.GET('/v1/applications/{application_id}/policies', {
+        params: { path: { application_id: appId }, query: { limit: 50, cursor: cursor ?? undefined } },
+      }),
+    )
+      .then((got) => live && setPage(got.data))
       .catch((caught) => live && setError(caught))
     return () => {
       live = false

@@ -1,8 +1,7 @@
 import { useEffect, useState } from 'preact/hooks'
-import { ApiError, api, type Page } from '../api'
+import { answer, fieldErrorsOf, type Listed, warden } from '../api'
 import { ErrorSummary, formatTime, Loading, Pager, PageTitle, TableRegion } from '../components'
 import { Link, navigate } from '../router'
-import type { Application } from '../types'
 import { ApplicationForm, bodyOf, draftOf } from './application-form'
 
 const PAGE_SIZE = 20
@@ -11,7 +10,7 @@ const PAGE_SIZE = 20
 export function ApplicationsPage() {
   // The cursors of the pages visited so far: the first page has none.
   const [cursors, setCursors] = useState<(string | null)[]>([null])
-  const [page, setPage] = useState<Page<Application> | null>(null)
+  const [page, setPage] = useState<Listed<'listApplications'> | null>(null)
   const [loadError, setLoadError] = useState<unknown>(null)
   const [creating, setCreating] = useState(false)
   const [createError, setCreateError] = useState<unknown>(null)
@@ -22,8 +21,11 @@ export function ApplicationsPage() {
     let live = true
     setPage(null)
     setLoadError(null)
-    api
-      .get<Page<Application>>('/v1/applications', { query: { limit: PAGE_SIZE, cursor } })
+    answer(
+      warden.GET('/v1/applications', {
+        params: { query: { limit: PAGE_SIZE, cursor: cursor ?? undefined } },
+      }),
+    )
       .then((answer) => live && setPage(answer.data))
       .catch((error) => live && setLoadError(error))
     return () => {
@@ -48,7 +50,7 @@ export function ApplicationsPage() {
           <ApplicationForm
             initial={draftOf(null)}
             create
-            errors={createError instanceof ApiError ? createError.fieldErrors : []}
+            errors={fieldErrorsOf(createError)}
             busy={busy}
             submitLabel="Create application"
             onCancel={() => {
@@ -59,7 +61,7 @@ export function ApplicationsPage() {
               setBusy(true)
               setCreateError(null)
               try {
-                const created = await api.post<Application>('/v1/applications', bodyOf(draft, true))
+                const created = await answer(warden.POST('/v1/applications', { body: bodyOf(draft, true) }))
                 navigate(`/applications/${encodeURIComponent(created.data.id)}`)
               } catch (error) {
                 setCreateError(error)

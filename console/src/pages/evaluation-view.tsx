@@ -1,7 +1,8 @@
+import { piiKindValues } from '@warden/client'
 import { Fragment } from 'preact'
+import type { Evaluation, Finding, Message, PolicyResult, RuleResult } from '../api'
 import { Badge, TableRegion } from '../components'
 import { highlightSegments, type Span } from '../text'
-import type { Evaluation, Finding, Message, PolicyResult, RuleResult } from '../types'
 
 interface Located {
   finding: Finding
@@ -25,8 +26,11 @@ function label(l: Located): string {
   return `${l.finding.kind ?? l.rule.type} (policy ${l.policy.id}, rule ${l.rule.index + 1})`
 }
 
-/** The labels a redacted text carries where findings were (CONTRACT section 8). */
-const REDACTION_LABEL = /\[(?:EMAIL|PHONE|CREDIT_CARD|IBAN|SSN|IP_ADDRESS|API_KEY|KEYWORD|REGEX)\]/gu
+/** The labels a redacted text carries where findings were: a pii kind, KEYWORD or REGEX, in capitals. */
+const REDACTION_LABEL = new RegExp(
+  `\\[(?:${[...piiKindValues, 'keyword', 'regex'].map((kind) => kind.toUpperCase()).join('|')})\\]`,
+  'gu',
+)
 
 /**
  * The redaction labels in a redacted text as spans, in code points. Findings' offsets count in
@@ -41,7 +45,7 @@ function labelSpans(text: string): Span<Located>[] {
       start,
       end: start + match[0].length,
       tag: {
-        finding: { kind, source: 'messages', index: 0, start, end: start + match[0].length },
+        finding: { kind, source: 'messages', index: 0, start, end: start + match[0].length, text: match[0] },
         policy: { id: 'redacted' } as PolicyResult,
         rule: { index: -1, type: 'pii' } as RuleResult,
         number: 0,
@@ -172,7 +176,7 @@ export function EvaluationView({
               <li key={l.number}>
                 <strong>{l.finding.kind ?? l.rule.type}</strong> in {l.finding.source}[{l.finding.index}],
                 code points {l.finding.start}–{l.finding.end}
-                {l.finding.text !== undefined && (
+                {l.finding.text !== null && (
                   <>
                     : <code>{l.finding.text}</code>
                   </>

@@ -1,5 +1,15 @@
+import { loggedEvaluationVerdictValues } from '@warden/client'
 import { useEffect, useId, useMemo, useState } from 'preact/hooks'
-import { api, isMissingEndpoint, type Page, path } from '../api'
+import {
+  answer,
+  isMissingEndpoint,
+  type Listed,
+  type LoggedEvaluation,
+  type Message,
+  type Policy,
+  type Query,
+  warden,
+} from '../api'
 import { bucketize, stepName } from '../chart'
 import {
   Badge,
@@ -12,11 +22,10 @@ import {
   TableRegion,
 } from '../components'
 import { Link } from '../router'
-import type { Evaluation, Message, Policy } from '../types'
 import { EvaluationView } from './evaluation-view'
 
 interface Filters {
-  verdict: string
+  verdict: NonNullable<Query<'listEvaluations'>['verdict']> | ''
   policy_id: string
   since: string
   until: string
@@ -26,16 +35,16 @@ const NO_FILTERS: Filters = { verdict: '', policy_id: '', since: '', until: '' }
 /** The chart reads at most this many entries (5 pages of 200). */
 const CHART_PAGES = 5
 
-function toSeconds(local: string): number | null {
-  if (!local) return null
+function toSeconds(local: string): number | undefined {
+  if (!local) return undefined
   const ms = new Date(local).getTime()
-  return Number.isFinite(ms) ? Math.floor(ms / 1000) : null
+  return Number.isFinite(ms) ? Math.floor(ms / 1000) : undefined
 }
 
-function query(filters: Filters) {
+function query(filters: Filters): Query<'listEvaluations'> {
   return {
-    verdict: filters.verdict || null,
-    policy_id: filters.policy_id || null,
+    verdict: filters.verdict || undefined,
+    policy_id: filters.policy_id || undefined,
     since: toSeconds(filters.since),
     until: toSeconds(filters.until),
   }
@@ -43,32 +52,40 @@ function query(filters: Filters) {
 
 /** The evaluation log: filters, a chart of verdicts over time, and the entries a page at a time. */
 export function EvaluationLogPage({ appId }: { appId: string }) {
-  const base = `/v1/applications/${path(appId)}`
   const [form, setForm] = useState<Filters>(NO_FILTERS)
   const [filters, setFilters] = useState<Filters>(NO_FILTERS)
   const [policies, setPolicies] = useState<Policy[]>([])
   const [cursors, setCursors] = useState<(string | null)[]>([null])
-  const [page, setPage] = useState<Page<Evaluation> | null>(null)
-  const [chart, setChart] = useState<Evaluation[] | null>(null)
+  const [page, setPage] = useState<Listed<'listEvaluations'> | null>(null)
+  const [chart, setChart] = useState<LoggedEvaluation[] | null>(null)
   const [error, setError] = useState<unknown>(null)
   const [unavailable, setUnavailable] = useState(false)
   const cursor = cursors[cursors.length - 1] ?? null
   const ids = useId()
 
   useEffect(() => {
-    api
-      .get<Page<Policy>>(`${base}/policies`, { query: { limit: 200 } })
-      .then((answer) => setPolicies(answer.data.data))
+    answer(
+      warden.GET('/v1/applications/{application_id}/policies', {
+        params: { path: { application_id: appId }, query: { limit: 200 } },
+      }),
+    )
+      .then((got) => setPolicies(got.data.data))
       .catch(() => setPolicies([]))
-  }, [base])
+  }, [appId])
 
   useEffect(() => {
     let live = true
     setPage(null)
     setError(null)
-    api
-      .get<Page<Evaluation>>(`${base}/evaluations`, { query: { ...query(filters), limit: 50, cursor } })
-      .then((answer) => live && setPage(answer.data))
+    answer(
+      warden.GET('/v1/applications/{application_id}/evaluations', {
+        params: {
+          path: { application_id: appId },
+          query: { ...query(filters), limit: 50, cursor: cursor ?? undefined },
+        },
+      }),
+    )
+      .then((got) => live && setPage(got.data))
       .catch((caught) => {
         if (!live) return
         if (isMissingEndpoint(caught)) setUnavailable(true)
@@ -77,20 +94,25 @@ export function EvaluationLogPage({ appId }: { appId: string }) {
     return () => {
       live = false
     }
-  }, [base, filters, cursor])
+  }, [appId, filters, cursor])
 
   useEffect(() => {
     let live = true
     setChart(null)
     ;(async () => {
-      const all: Evaluation[] = []
+      const all: LoggedEvaluation[] = []
       let next: string | null = null
       for (let i = 0; i < CHART_PAGES; i++) {
-        const answer: { data: Page<Evaluation> } = await api.get<Page<Evaluation>>(`${base}/evaluations`, {
-          query: { ...query(filters), limit: 200, cursor: next },
-        })
-        all.push(...answer.data.data)
-        next = answer.data.next_cursor
+        const got: { data: Listed<'listEvaluations'> } = await answer(
+          warden.GET('/v1/applications/{application_id}/evaluations', {
+            params: {
+              path: { application_id: appId },
+              query: { ...query(filters), limit: 200, cursor: next ?? undefined },
+            },
+          }),
+        )
+        all.push(...got.data.data)
+        next = got.data.next_cursor
         if (!next) break
       }
       if (live) setChart(all)
@@ -98,10 +120,10 @@ export function EvaluationLogPage({ appId }: { appId: string }) {
     return () => {
       live = false
     }
-  }, [base, filters])
+  }, [appId, filters])
 
   const set = (name: keyof Filters) => (event: { currentTarget: { value: string } }) =>
-    setForm((f) => ({ ...f, [name]: event.currentTarget.value }))
+    setForm((f) => ({ ...f, [name]: event.currentTarget.value }) as Filters)
 
   return (
     <section>
@@ -127,8 +149,11 @@ export function EvaluationLogPage({ appId }: { appId: string }) {
               <label for={`${ids}-verdict`}>Verdict</label>
               <select id={`${ids}-verdict`} value={form.verdict} onChange={set('verdict')}>
                 <option value="">any</option>
-                <option value="pass">pass</option>
-                <option value="fail">fail</option>
+                {loggedEvaluationVerdictValues.map((verdict) => (
+                  <option key={verdict} value={verdict}>
+                    {verdict}
+                  </option>
+                ))}
               </select>
             </div>
             <div class="field">
@@ -226,7 +251,7 @@ export function EvaluationLogPage({ appId }: { appId: string }) {
 }
 
 /** Passes and failures over time as stacked bars, drawn as SVG; the numbers also as a table. */
-function VerdictChart({ entries }: { entries: readonly Evaluation[] }) {
+function VerdictChart({ entries }: { entries: readonly LoggedEvaluation[] }) {
   const { step, buckets } = useMemo(() => bucketize(entries), [entries])
   if (buckets.length === 0) return null
   const width = 720
@@ -296,30 +321,29 @@ function VerdictChart({ entries }: { entries: readonly Evaluation[] }) {
 
 /** One logged evaluation, with its texts when the server stored them. */
 export function EvaluationDetailPage({ appId, evaluationId }: { appId: string; evaluationId: string }) {
-  const [entry, setEntry] = useState<Evaluation | null>(null)
+  const [entry, setEntry] = useState<LoggedEvaluation | null>(null)
   const [error, setError] = useState<unknown>(null)
   const [unavailable, setUnavailable] = useState(false)
-  const url = `/v1/applications/${path(appId)}/evaluations/${path(evaluationId)}`
 
   useEffect(() => {
-    api
-      .get<Evaluation>(url)
-      .then((answer) => setEntry(answer.data))
+    answer(
+      warden.GET('/v1/applications/{application_id}/evaluations/{evaluation_id}', {
+        params: { path: { application_id: appId, evaluation_id: evaluationId } },
+      }),
+    )
+      .then((got) => setEntry(got.data))
       .catch((caught) => (isMissingEndpoint(caught) ? setUnavailable(true) : setError(caught)))
-  }, [url])
+  }, [appId, evaluationId])
 
-  const messages: Message[] | null = entry?.messages ?? entry?.redacted?.messages ?? null
-  const context: string[] | null = entry?.context ?? entry?.redacted?.context ?? null
-  const labels: Record<string, string> = {
-    source: 'Asked by',
-    content: 'Texts kept',
-    key_id: 'API key',
-    request_id: 'Request id',
-  }
-  const extra = entry
-    ? Object.keys(labels)
-        .filter((k) => typeof entry[k] === 'string')
-        .map((k): [string, string] => [k, String(entry[k])])
+  const messages: Message[] | null = entry?.messages ?? null
+  const context: string[] | null = entry?.context ?? null
+  const about: [string, string][] = entry
+    ? [
+        ['Asked by', entry.source],
+        ['Texts kept', entry.content],
+        ['API key', entry.key_id],
+        ['Request id', entry.request_id],
+      ]
     : []
 
   return (
@@ -334,18 +358,16 @@ export function EvaluationDetailPage({ appId, evaluationId }: { appId: string; e
       {!entry && !error && !unavailable && <Loading what="Loading the evaluation" />}
       {entry && (
         <>
-          {extra.length > 0 && (
-            <dl class="outcome">
-              {extra.map(([k, v]) => (
-                <div key={k}>
-                  <dt>{labels[k]}</dt>
-                  <dd>
-                    <code>{v}</code>
-                  </dd>
-                </div>
-              ))}
-            </dl>
-          )}
+          <dl class="outcome">
+            {about.map(([label, value]) => (
+              <div key={label}>
+                <dt>{label}</dt>
+                <dd>
+                  <code>{value}</code>
+                </dd>
+              </div>
+            ))}
+          </dl>
           {!messages && (
             <p class="hint">The server did not store this evaluation's texts (EVALUATION_LOG_CONTENT).</p>
           )}
@@ -353,7 +375,7 @@ export function EvaluationDetailPage({ appId, evaluationId }: { appId: string; e
             evaluation={entry}
             messages={messages}
             context={context}
-            redacted={entry.content === 'redacted' || (!entry.messages && Boolean(entry.redacted))}
+            redacted={entry.content === 'redacted'}
           />
           <details class="json-preview">
             <summary>As JSON</summary>

@@ -1,13 +1,23 @@
+import { evaluationRedactedMessagesRoleValues, policyTestExpectedVerdictValues } from '@warden/client'
 import { useEffect, useId, useState } from 'preact/hooks'
-import { ApiError, api, isMissingEndpoint, type Page, path } from '../api'
+import {
+  answer,
+  type Body,
+  type Evaluation,
+  fieldErrorsOf,
+  isMissingEndpoint,
+  type Message,
+  type Policy,
+  warden,
+} from '../api'
 import { ErrorSummary, errorsAt, Field, Loading, NotAvailable, Notice, PageTitle } from '../components'
 import { Link } from '../router'
-import type { Evaluation, Message, Policy } from '../types'
 import { EvaluationView } from './evaluation-view'
 import { PolicyFields } from './policy-fields'
 import { type PolicyDraft, policyBody, policyDraft } from './policy-form'
 
-const ROLES: Message['role'][] = ['system', 'developer', 'user', 'assistant', 'tool']
+/** The roles a message may have. */
+const ROLES: readonly Message['role'][] = evaluationRedactedMessagesRoleValues
 
 const SAMPLE: Message[] = [
   { role: 'system', content: 'You are a helpful support agent.' },
@@ -70,21 +80,23 @@ export function PlaygroundPage({ appId, preselect }: { appId: string; preselect:
   const [error, setError] = useState<unknown>(null)
   const [busy, setBusy] = useState(false)
   const [unavailable, setUnavailable] = useState(false)
-  const base = `/v1/applications/${path(appId)}`
   const ids = useId()
 
   useEffect(() => {
-    api
-      .get<Page<Policy>>(`${base}/policies`, { query: { limit: 200 } })
-      .then((answer) => {
-        setSaved(answer.data.data)
-        const all = answer.data.data.map((p) => p.id)
+    answer(
+      warden.GET('/v1/applications/{application_id}/policies', {
+        params: { path: { application_id: appId }, query: { limit: 200 } },
+      }),
+    )
+      .then((got) => {
+        setSaved(got.data.data)
+        const all = got.data.data.map((p) => p.id)
         setChosen(preselect && all.includes(preselect) ? [preselect] : all)
       })
       .catch((caught) => setError(caught))
-  }, [base, preselect])
+  }, [appId, preselect])
 
-  const fieldErrors = error instanceof ApiError ? error.fieldErrors : []
+  const fieldErrors = fieldErrorsOf(error)
 
   const evaluate = async (event: Event) => {
     event.preventDefault()
@@ -92,14 +104,19 @@ export function PlaygroundPage({ appId, preselect }: { appId: string; preselect:
     setError(null)
     const sent = { messages: messages.map((m) => ({ ...m })), context: [...context] }
     try {
-      const answer = await api.post<Evaluation>(`${base}/evaluations`, {
-        messages: sent.messages,
-        context: sent.context.length ? sent.context : null,
-        policies: chosen,
-        draft_policies: drafts.map((d) => policyBody(d, true)),
-        redact,
-      })
-      setRun({ ...sent, evaluation: answer.data })
+      const evaluated = await answer(
+        warden.POST('/v1/applications/{application_id}/evaluations', {
+          params: { path: { application_id: appId } },
+          body: {
+            messages: sent.messages,
+            context: sent.context.length ? sent.context : null,
+            policies: chosen,
+            draft_policies: drafts.map((d) => policyBody(d, true)),
+            redact,
+          },
+        }),
+      )
+      setRun({ ...sent, evaluation: evaluated.data })
       setUnavailable(false)
     } catch (caught) {
       if (isMissingEndpoint(caught)) setUnavailable(true)
@@ -397,7 +414,9 @@ function SaveAsTest({ appId, run }: { appId: string; run: Run }) {
   const [policyId, setPolicyId] = useState(stored[0]?.id ?? '')
   const result = stored.find((p) => p.id === policyId)
   const [name, setName] = useState('')
-  const [verdict, setVerdict] = useState<'pass' | 'fail'>(result?.verdict === 'pass' ? 'pass' : 'fail')
+  const [verdict, setVerdict] = useState<Body<'createPolicyTest'>['expected']['verdict']>(
+    result?.verdict === 'pass' ? 'pass' : 'fail',
+  )
   const [withRules, setWithRules] = useState(true)
   const [error, setError] = useState<unknown>(null)
   const [done, setDone] = useState<string | null>(null)
@@ -409,13 +428,13 @@ function SaveAsTest({ appId, run }: { appId: string; run: Run }) {
   }, [policyId, run])
 
   if (stored.length === 0) return null
-  const fieldErrors = error instanceof ApiError ? error.fieldErrors : []
+  const fieldErrors = fieldErrorsOf(error)
 
   const save = async (event: Event) => {
     event.preventDefault()
     setError(null)
     setDone(null)
-    const body = {
+    const body: Body<'createPolicyTest'> = {
       name: name.trim() || `Playground run ${new Date().toISOString()}`,
       messages: run.messages,
       context: run.context.length ? run.context : null,
@@ -425,7 +444,12 @@ function SaveAsTest({ appId, run }: { appId: string; run: Run }) {
       },
     }
     try {
-      await api.post(`/v1/applications/${path(appId)}/policies/${path(policyId)}/tests`, body)
+      await answer(
+        warden.POST('/v1/applications/{application_id}/policies/{policy_id}/tests', {
+          params: { path: { application_id: appId, policy_id: policyId } },
+          body,
+        }),
+      )
       setDone(policyId)
     } catch (caught) {
       if (isMissingEndpoint(caught)) setUnavailable(true)
@@ -465,10 +489,13 @@ function SaveAsTest({ appId, run }: { appId: string; run: Run }) {
             <select
               {...c}
               value={verdict}
-              onChange={(e) => setVerdict(e.currentTarget.value as 'pass' | 'fail')}
+              onChange={(e) => setVerdict(e.currentTarget.value as typeof verdict)}
             >
-              <option value="pass">pass</option>
-              <option value="fail">fail</option>
+              {policyTestExpectedVerdictValues.map((value) => (
+                <option key={value} value={value}>
+                  {value}
+                </option>
+              ))}
             </select>
           )}
         </Field>

@@ -1,8 +1,7 @@
 import { useEffect, useState } from 'preact/hooks'
-import { ApiError, api, path } from '../api'
+import { ApiError, answer, fieldErrorsOf, type Policy, warden } from '../api'
 import { ConfirmButton, ErrorSummary, formatTime, Loading, Notice, PageTitle } from '../components'
 import { Link, navigate, useLocation } from '../router'
-import type { Policy } from '../types'
 import { PolicyFields } from './policy-fields'
 import { type PolicyDraft, policyBody, policyDraft } from './policy-form'
 
@@ -14,8 +13,9 @@ import { type PolicyDraft, policyBody, policyDraft } from './policy-form'
 export function PolicyEditorPage({ appId, policyId }: { appId: string; policyId: string | null }) {
   const create = policyId === null
   const location = useLocation()
-  const collection = `/v1/applications/${path(appId)}/policies`
-  const url = policyId === null ? null : `${collection}/${path(policyId)}`
+  const at = policyId === null ? null : { application_id: appId, policy_id: policyId }
+  const read = (path: { application_id: string; policy_id: string }) =>
+    answer(warden.GET('/v1/applications/{application_id}/policies/{policy_id}', { params: { path } }))
   const [policy, setPolicy] = useState<Policy | null>(null)
   const [etag, setEtag] = useState<string | null>(null)
   const [draft, setDraft] = useState<PolicyDraft | null>(create ? policyDraft(null) : null)
@@ -27,13 +27,13 @@ export function PolicyEditorPage({ appId, policyId }: { appId: string; policyId:
   )
 
   const load = async () => {
-    if (!url) return
+    if (!at) return
     setLoadError(null)
     try {
-      const answer = await api.get<Policy>(url)
-      setPolicy(answer.data)
-      setEtag(answer.etag)
-      setDraft(policyDraft(answer.data))
+      const got = await read(at)
+      setPolicy(got.data)
+      setEtag(got.etag)
+      setDraft(policyDraft(got.data))
     } catch (error) {
       setLoadError(error)
     }
@@ -41,7 +41,7 @@ export function PolicyEditorPage({ appId, policyId }: { appId: string; policyId:
 
   useEffect(() => {
     void load()
-  }, [url])
+  }, [appId, policyId])
 
   const save = async (options: { skipTests?: boolean; overwrite?: boolean } = {}) => {
     if (!draft) return
@@ -49,10 +49,15 @@ export function PolicyEditorPage({ appId, policyId }: { appId: string; policyId:
     setSaveError(null)
     setNotice(null)
     try {
-      if (create) {
-        const answer = await api.post<Policy>(collection, policyBody(draft, true))
+      if (!at) {
+        const created = await answer(
+          warden.POST('/v1/applications/{application_id}/policies', {
+            params: { path: { application_id: appId } },
+            body: policyBody(draft, true),
+          }),
+        )
         navigate(
-          `/applications/${encodeURIComponent(appId)}/policies/${encodeURIComponent(answer.data.id)}?created=1`,
+          `/applications/${encodeURIComponent(appId)}/policies/${encodeURIComponent(created.data.id)}?created=1`,
           {
             replace: true,
           },
@@ -60,18 +65,24 @@ export function PolicyEditorPage({ appId, policyId }: { appId: string; policyId:
         return
       }
       let ifMatch = etag
-      if (options.overwrite && url) {
+      if (options.overwrite) {
         // The user chose to replace the other change: read the current ETag, then save over it.
-        ifMatch = (await api.get<Policy>(url)).etag
+        ifMatch = (await read(at)).etag
       }
-      const answer = await api.patch<Policy>(url as string, policyBody(draft, false), {
-        ifMatch,
-        query: options.skipTests ? { skip_tests: true } : undefined,
-      })
-      setPolicy(answer.data)
-      setEtag(answer.etag)
-      setDraft(policyDraft(answer.data))
-      setNotice(`Saved as revision ${answer.data.revision}.`)
+      const saved = await answer(
+        warden.PATCH('/v1/applications/{application_id}/policies/{policy_id}', {
+          params: {
+            path: at,
+            header: { 'if-match': ifMatch ?? undefined },
+            query: options.skipTests ? { skip_tests: true } : {},
+          },
+          body: policyBody(draft, false),
+        }),
+      )
+      setPolicy(saved.data)
+      setEtag(saved.etag)
+      setDraft(policyDraft(saved.data))
+      setNotice(`Saved as revision ${saved.data.revision}.`)
     } catch (error) {
       setSaveError(error)
     } finally {
@@ -156,19 +167,11 @@ export function PolicyEditorPage({ appId, policyId }: { appId: string; policyId:
             <>
               <p>This policy has tests, and the change makes some of them fail:</p>
               <ul>
-                {((saveError as ApiError).problem.failures ?? []).slice(0, 10).map((failure) => {
-                  const f = failure as {
-                    test_id?: string
-                    expected?: { verdict?: string }
-                    actual?: { verdict?: string }
-                  }
-                  return (
-                    <li key={f.test_id}>
-                      <code>{f.test_id}</code>: expected {f.expected?.verdict ?? '?'}, got{' '}
-                      {f.actual?.verdict ?? '?'}
-                    </li>
-                  )
-                })}
+                {((saveError as ApiError).problem.failures ?? []).slice(0, 10).map((f) => (
+                  <li key={f.test_id}>
+                    <code>{f.test_id}</code>: expected {f.expected.verdict}, got {f.actual.verdict}
+                  </li>
+                ))}
               </ul>
               <button
                 type="button"
@@ -193,7 +196,7 @@ export function PolicyEditorPage({ appId, policyId }: { appId: string; policyId:
         <PolicyFields
           draft={draft}
           onChange={setDraft}
-          errors={saveError instanceof ApiError ? saveError.fieldErrors : []}
+          errors={fieldErrorsOf(saveError)}
           prefix=""
           withId={create}
         />
@@ -205,7 +208,7 @@ export function PolicyEditorPage({ appId, policyId }: { appId: string; policyId:
           <button type="submit" class="primary" disabled={busy}>
             {busy ? 'Saving…' : create ? 'Create policy' : 'Save policy'}
           </button>
-          {policy && url && (
+          {policy && at && (
             <ConfirmButton
               label="Delete policy"
               title={`Delete policy ${policy.id}?`}
@@ -213,7 +216,11 @@ export function PolicyEditorPage({ appId, policyId }: { appId: string; policyId:
               confirmLabel="Delete for good"
               onConfirm={async () => {
                 try {
-                  await api.delete(url, { ifMatch: etag })
+                  await answer(
+                    warden.DELETE('/v1/applications/{application_id}/policies/{policy_id}', {
+                      params: { path: at, header: { 'if-match': etag ?? undefined } },
+                    }),
+                  )
                   navigate(appLink)
                 } catch (error) {
                   setSaveError(error)

@@ -1,6 +1,14 @@
-import type { FieldError } from '../api'
+import {
+  piiKindValues,
+  policyModeValues,
+  policyOnErrorValues,
+  policyRuleExpectedValues,
+  policyRuleTypeValues,
+  policyTargetValues,
+  toxicityCategoryValues,
+} from '@warden/client'
+import type { FieldError, RuleType, Target } from '../api'
 import { CheckboxGroup, Field } from '../components'
-import { PII_KINDS, RULE_TYPES, type RuleType, TARGETS, type Target, TOXICITY_CATEGORIES } from '../types'
 import { type PolicyDraft, RULE_FIELDS, type RuleDraft, ruleDraft } from './policy-form'
 
 /**
@@ -54,8 +62,11 @@ export function PolicyFields(props: {
               value={draft.mode}
               onChange={(e) => update({ mode: e.currentTarget.value as PolicyDraft['mode'] })}
             >
-              <option value="enforce">enforce</option>
-              <option value="monitor">monitor</option>
+              {policyModeValues.map((mode) => (
+                <option key={mode} value={mode}>
+                  {mode}
+                </option>
+              ))}
             </select>
           )}
         </Field>
@@ -71,8 +82,11 @@ export function PolicyFields(props: {
               value={draft.on_error}
               onChange={(e) => update({ on_error: e.currentTarget.value as PolicyDraft['on_error'] })}
             >
-              <option value="fail_closed">fail_closed</option>
-              <option value="fail_open">fail_open</option>
+              {policyOnErrorValues.map((value) => (
+                <option key={value} value={value}>
+                  {value}
+                </option>
+              ))}
             </select>
           )}
         </Field>
@@ -81,7 +95,7 @@ export function PolicyFields(props: {
         legend="Targets: the parts of the conversation the rules read"
         pointer={`${prefix}/target`}
         errors={errors}
-        options={TARGETS}
+        options={policyTargetValues}
         selected={draft.target}
         onChange={(selected) => update({ target: selected as Target[] })}
       />
@@ -215,7 +229,7 @@ function RuleFields(props: {
                 })
               }}
             >
-              {RULE_TYPES.map((t) => (
+              {policyRuleTypeValues.map((t) => (
                 <option key={t} value={t}>
                   {t}
                 </option>
@@ -233,10 +247,13 @@ function RuleFields(props: {
             <select
               {...c}
               value={rule.expected}
-              onChange={(e) => props.onChange({ expected: e.currentTarget.value as 'pass' | 'fail' })}
+              onChange={(e) => props.onChange({ expected: e.currentTarget.value as RuleDraft['expected'] })}
             >
-              <option value="pass">pass</option>
-              <option value="fail">fail</option>
+              {policyRuleExpectedValues.map((value) => (
+                <option key={value} value={value}>
+                  {value}
+                </option>
+              ))}
             </select>
           )}
         </Field>
@@ -300,7 +317,7 @@ function RuleFields(props: {
           hint="None chosen means all."
           pointer={`${prefix}/flagged`}
           errors={errors}
-          options={fields.flagged === 'pii' ? PII_KINDS : TOXICITY_CATEGORIES}
+          options={fields.flagged === 'pii' ? piiKindValues : toxicityCategoryValues}
           selected={rule.selected}
           onChange={(selected) => props.onChange({ selected })}
         />

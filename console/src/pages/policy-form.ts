@@ -1,11 +1,15 @@
 // The editable form of a policy and the request body built from it.
-import type { Policy, PolicyRule, RuleType, Target } from '../types'
+import type { Body, Policy, PolicyRule, RuleType, Target } from '../api'
+
+/** A policy as a create sends it (the playground's draft policies have the same shape). */
+export type PolicyBody = Body<'createPolicy'>
+type RuleBody = PolicyBody['rules'][number]
 
 export interface RuleDraft {
   /** A stable key for the list while rules are added, removed and moved. */
   key: number
   type: RuleType
-  expected: 'pass' | 'fail'
+  expected: PolicyRule['expected']
   value: string
   threshold: string
   /** pii kinds or toxicity categories; empty means all (sent as null). */
@@ -19,8 +23,8 @@ export interface RuleDraft {
 export interface PolicyDraft {
   id: string
   target: Target[]
-  mode: 'enforce' | 'monitor'
-  on_error: 'fail_closed' | 'fail_open'
+  mode: Policy['mode']
+  on_error: Policy['on_error']
   definition: string
   override_response: string
   rules: RuleDraft[]
@@ -86,14 +90,18 @@ export function policyDraft(policy: Policy | null): PolicyDraft {
   }
 }
 
-function numberOrText(text: string): number | string | null {
+/**
+ * A number when the text is one; otherwise the text itself, so the server names the problem at
+ * its field. The body's type says number: a text that is not one is sent as typed, on purpose.
+ */
+function numberOrText(text: string): number | null {
   const t = text.trim()
   if (t === '') return null
   const n = Number(t)
-  return Number.isFinite(n) ? n : t
+  return Number.isFinite(n) ? n : (t as unknown as number)
 }
 
-function ruleBody(rule: RuleDraft): Record<string, unknown> {
+function ruleBody(rule: RuleDraft): RuleBody {
   const fields = RULE_FIELDS[rule.type]
   const kept = rule.original && rule.original.type === rule.type ? rule.original : null
   let flagged: string[] | null = kept?.flagged ?? null
@@ -113,8 +121,11 @@ function ruleBody(rule: RuleDraft): Record<string, unknown> {
 }
 
 /** The body of a create (with the id) or of a merge patch (the editable fields, all of them). */
-export function policyBody(draft: PolicyDraft, create: boolean): Record<string, unknown> {
-  const body: Record<string, unknown> = {
+export function policyBody(draft: PolicyDraft, create: true): PolicyBody
+export function policyBody(draft: PolicyDraft, create: false): Body<'updatePolicy'>
+export function policyBody(draft: PolicyDraft, create: boolean): PolicyBody | Body<'updatePolicy'>
+export function policyBody(draft: PolicyDraft, create: boolean): PolicyBody | Body<'updatePolicy'> {
+  const body = {
     rules: draft.rules.map(ruleBody),
     target: draft.target,
     definition: draft.definition === '' ? null : draft.definition,

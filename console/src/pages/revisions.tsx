@@ -1,9 +1,8 @@
 import { useEffect, useMemo, useState } from 'preact/hooks'
-import { api, type Page, path } from '../api'
+import { answer, type Listed, type Policy, warden } from '../api'
 import { ErrorSummary, formatTime, Loading, PageTitle, TableRegion } from '../components'
 import { Link } from '../router'
 import { diffLines, stableJson } from '../text'
-import type { Policy } from '../types'
 
 /** Most revisions a page reads (4 pages of 200); older ones are listed as missing. */
 const MAX_PAGES = 4
@@ -47,7 +46,6 @@ export function RevisionsPage({ appId, policyId }: { appId: string; policyId: st
   const [error, setError] = useState<unknown>(null)
   const [left, setLeft] = useState<number | null>(null)
   const [right, setRight] = useState<number | null>(null)
-  const url = `/v1/applications/${path(appId)}/policies/${path(policyId)}/revisions`
 
   useEffect(() => {
     let live = true
@@ -55,11 +53,16 @@ export function RevisionsPage({ appId, policyId }: { appId: string; policyId: st
     ;(async () => {
       let cursor: string | null = null
       for (let i = 0; i < MAX_PAGES; i++) {
-        const answer: { data: Page<Policy> } = await api.get<Page<Policy>>(url, {
-          query: { limit: 200, cursor },
-        })
-        all.push(...answer.data.data)
-        cursor = answer.data.next_cursor
+        const got: { data: Listed<'listPolicyRevisions'> } = await answer(
+          warden.GET('/v1/applications/{application_id}/policies/{policy_id}/revisions', {
+            params: {
+              path: { application_id: appId, policy_id: policyId },
+              query: { limit: 200, cursor: cursor ?? undefined },
+            },
+          }),
+        )
+        all.push(...got.data.data)
+        cursor = got.data.next_cursor
         if (!cursor) break
       }
       if (!live) return
@@ -71,7 +74,7 @@ export function RevisionsPage({ appId, policyId }: { appId: string; policyId: st
     return () => {
       live = false
     }
-  }, [url])
+  }, [appId, policyId])
 
   const byRevision = useMemo(() => new Map((revisions ?? []).map((r) => [r.revision, r])), [revisions])
   const older = left !== null ? byRevision.get(left) : undefined

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks'
-import { ApiError, api, forgetKey, storeKey } from '../api'
+import { ApiError, answer, forgetKey, storeKey, warden } from '../api'
 import { Notice, PageTitle } from '../components'
 
 /**
@@ -22,7 +22,9 @@ export function SignInPage({ reason, onSignedIn }: { reason: string | null; onSi
     setError(null)
     storeKey(trimmed)
     try {
-      await api.get('/v1/applications', { query: { limit: 1 }, expectUnauthenticated: true })
+      await answer(warden.GET('/v1/applications', { params: { query: { limit: 1 } } }), {
+        expectUnauthenticated: true,
+      })
       onSignedIn()
     } catch (caught) {
       if (caught instanceof ApiError && caught.status === 403) {

@@ -1,5 +1,13 @@
 import { useEffect, useState } from 'preact/hooks'
-import { api, isMissingEndpoint, type Page, path } from '../api'
+import {
+  answer,
+  isMissingEndpoint,
+  type Listed,
+  type TestCase,
+  type TestResult,
+  type TestRun,
+  warden,
+} from '../api'
 import {
   Badge,
   ConfirmButton,
@@ -11,7 +19,6 @@ import {
   TableRegion,
 } from '../components'
 import { Link } from '../router'
-import type { TestCase, TestResult, TestRun } from '../types'
 
 /** The last message's text, as the API reads it (text parts joined with "\n"). */
 function lastText(test: TestCase): string {
@@ -30,7 +37,7 @@ export function TestsPage({ appId, policyId }: { appId: string; policyId: string
   const [run, setRun] = useState<TestRun | null>(null)
   const [busy, setBusy] = useState(false)
   const [reload, setReload] = useState(0)
-  const policyUrl = `/v1/applications/${path(appId)}/policies/${path(policyId)}`
+  const at = { application_id: appId, policy_id: policyId }
   const appLink = `/applications/${encodeURIComponent(appId)}`
   const policyLink = `${appLink}/policies/${encodeURIComponent(policyId)}`
 
@@ -39,16 +46,20 @@ export function TestsPage({ appId, policyId }: { appId: string; policyId: string
     // The policy first: a 404 from the tests list after it means this server has no tests endpoint.
     let policyFound = false
     ;(async () => {
-      await api.get(policyUrl)
+      await answer(
+        warden.GET('/v1/applications/{application_id}/policies/{policy_id}', { params: { path: at } }),
+      )
       policyFound = true
       const all: TestCase[] = []
       let cursor: string | null = null
       for (let i = 0; i < 5; i++) {
-        const answer: { data: Page<TestCase> } = await api.get<Page<TestCase>>(`${policyUrl}/tests`, {
-          query: { limit: 200, cursor },
-        })
-        all.push(...answer.data.data)
-        cursor = answer.data.next_cursor
+        const got: { data: Listed<'listPolicyTests'> } = await answer(
+          warden.GET('/v1/applications/{application_id}/policies/{policy_id}/tests', {
+            params: { path: at, query: { limit: 200, cursor: cursor ?? undefined } },
+          }),
+        )
+        all.push(...got.data.data)
+        cursor = got.data.next_cursor
         if (!cursor) break
       }
       if (live) setTests(all)
@@ -60,14 +71,19 @@ export function TestsPage({ appId, policyId }: { appId: string; policyId: string
     return () => {
       live = false
     }
-  }, [policyUrl, reload])
+  }, [appId, policyId, reload])
 
   const runAll = async () => {
     setBusy(true)
     setError(null)
     try {
-      const answer = await api.post<TestRun>(`${policyUrl}/test-runs`, {})
-      setRun(answer.data)
+      const ran = await answer(
+        warden.POST('/v1/applications/{application_id}/policies/{policy_id}/test-runs', {
+          params: { path: at },
+          body: {},
+        }),
+      )
+      setRun(ran.data)
     } catch (caught) {
       if (isMissingEndpoint(caught)) setUnavailable(true)
       else setError(caught)
@@ -167,7 +183,14 @@ export function TestsPage({ appId, policyId }: { appId: string; policyId: string
                         confirmLabel="Delete"
                         onConfirm={async () => {
                           try {
-                            await api.delete(`${policyUrl}/tests/${path(test.id)}`)
+                            await answer(
+                              warden.DELETE(
+                                '/v1/applications/{application_id}/policies/{policy_id}/tests/{test_id}',
+                                {
+                                  params: { path: { ...at, test_id: test.id } },
+                                },
+                              ),
+                            )
                             setReload((n) => n + 1)
                           } catch (caught) {
                             setError(caught)
