@@ -77,9 +77,19 @@ export class ApiError extends Error {
   }
 }
 
-/** The field errors of a failed save; none for anything but a 422. */
+/**
+ * What the console finds wrong in a form before sending it, shown like the API's field errors:
+ * beside the field each pointer names, and in the summary at the top.
+ */
+export class FormError extends Error {
+  constructor(readonly fieldErrors: FieldError[]) {
+    super('Fix the fields marked below.')
+  }
+}
+
+/** The field errors of a failed save, the API's (a 422) or the form's own; none otherwise. */
 export function fieldErrorsOf(error: unknown): FieldError[] {
-  return error instanceof ApiError ? error.fieldErrors : []
+  return error instanceof ApiError || error instanceof FormError ? error.fieldErrors : []
 }
 
 /** Called when the server refuses the key (401): the app signs out and says why. */

@@ -2,7 +2,7 @@
 // they name, an error summary, a confirmation dialog, page controls and small status displays.
 import type { ComponentChildren } from 'preact'
 import { useEffect, useId, useRef, useState } from 'preact/hooks'
-import { ApiError, describe, type FieldError } from './api'
+import { ApiError, describe, type FieldError, FormError, fieldErrorsOf } from './api'
 import { hasNavigated } from './router'
 
 /** The errors of a 422 whose pointer names this field (or, with `prefix`, anything beneath it). */
@@ -12,6 +12,7 @@ export function errorsAt(errors: readonly FieldError[], pointer: string, prefix 
 
 export interface ControlProps {
   id: string
+  required?: boolean
   'aria-invalid': boolean
   'aria-describedby'?: string
   'data-pointer': string
@@ -28,6 +29,8 @@ export function Field(props: {
   hint?: string
   /** Also show errors under this pointer (e.g. /flagged/0 under /flagged). */
   nested?: boolean
+  /** The form checks the field is filled in before sending; the label says so. */
+  required?: boolean
   class?: string
   children: (control: ControlProps) => ComponentChildren
 }) {
@@ -38,9 +41,13 @@ export function Field(props: {
     .join(' ')
   const control: ControlProps = { id, 'aria-invalid': mine.length > 0, 'data-pointer': props.pointer }
   if (described) control['aria-describedby'] = described
+  if (props.required) control.required = true
   return (
     <div class={`field${mine.length ? ' invalid' : ''}${props.class ? ` ${props.class}` : ''}`}>
-      <label for={id}>{props.label}</label>
+      <label for={id}>
+        {props.label}
+        {props.required && <span class="required"> (required)</span>}
+      </label>
       {props.children(control)}
       {props.hint && (
         <p class="hint" id={`${id}-hint`}>
@@ -124,11 +131,13 @@ export function ErrorSummary({ error, children }: { error: unknown; children?: C
     if (error) ref.current?.focus()
   }, [error])
   if (!error) return null
-  const fields = error instanceof ApiError ? error.fieldErrors : []
+  const fields = fieldErrorsOf(error)
   const title =
     error instanceof ApiError && error.status === 422
       ? 'The server did not accept this. Fix the fields marked below.'
-      : describe(error)
+      : error instanceof FormError
+        ? error.message
+        : describe(error)
   return (
     <div class="alert error" role="alert" tabIndex={-1} ref={ref}>
       <p class="alert-title">{title}</p>

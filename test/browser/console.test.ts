@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Browser, BrowserContext, Page } from 'playwright-core'
+import type { Browser, BrowserContext, Page, Request } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import {
   axeSource,
@@ -155,9 +155,40 @@ describe.skipIf(!haveChromium)('the web console, in Chromium', () => {
     expect(new URL(page.url()).pathname).toBe('/console/applications/support-bot')
   })
 
-  it('creates a policy, with a missing regex pattern reported at that rule’s field', async () => {
+  it('asks for a new policy’s id before sending it, and shows the API’s error at that field', async () => {
     await page.getByRole('link', { name: 'New policy' }).click()
     await h1('New policy').waitFor()
+    const sent: string[] = []
+    const track = (request: Request) => {
+      if (request.method() === 'POST' && new URL(request.url()).pathname.endsWith('/policies'))
+        sent.push(request.url())
+    }
+    page.on('request', track)
+    try {
+      const id = page.getByLabel('Policy id')
+      expect(await id.getAttribute('required')).not.toBeNull()
+      await page.getByRole('button', { name: 'Create policy' }).click()
+      const error = page.locator('[data-error-for="/id"]')
+      await error.waitFor()
+      expect(await error.textContent()).toContain('is required')
+      expect(await id.getAttribute('aria-invalid')).toBe('true')
+      const summary = await page.getByRole('alert').first().textContent()
+      expect(summary).toContain('Fix the fields marked below.')
+      expect(summary).toContain('/id')
+      expect(sent).toEqual([])
+
+      // An id the API refuses: its own error, at the same field.
+      await id.fill('no pii')
+      await page.getByRole('button', { name: 'Create policy' }).click()
+      await page.locator('[data-error-for="/id"]', { hasText: 'must' }).waitFor()
+      expect(await page.getByRole('alert').first().textContent()).toContain('The server did not accept this.')
+      expect(sent).toHaveLength(1)
+    } finally {
+      page.off('request', track)
+    }
+  })
+
+  it('creates a policy, with a missing regex pattern reported at that rule’s field', async () => {
     await page.getByLabel('Policy id').fill('no-pii')
     await page.getByLabel('Rule 1 type').selectOption('pii')
     await page.getByRole('button', { name: 'Add a rule' }).click()

@@ -4,6 +4,7 @@ import {
   answer,
   type Body,
   type Evaluation,
+  FormError,
   fieldErrorsOf,
   isMissingEndpoint,
   type Message,
@@ -14,7 +15,7 @@ import { ErrorSummary, errorsAt, Field, Loading, NotAvailable, Notice, PageTitle
 import { Link } from '../router'
 import { EvaluationView } from './evaluation-view'
 import { PolicyFields } from './policy-fields'
-import { type PolicyDraft, policyBody, policyDraft } from './policy-form'
+import { missingId, type PolicyDraft, policyBody, policyDraft } from './policy-form'
 
 /** The roles a message may have. */
 const ROLES: readonly Message['role'][] = evaluationRedactedMessagesRoleValues
@@ -100,6 +101,12 @@ export function PlaygroundPage({ appId, preselect }: { appId: string; preselect:
 
   const evaluate = async (event: Event) => {
     event.preventDefault()
+    const missing = drafts.flatMap((draft, i) => missingId(draft, `/draft_policies/${i}`))
+    if (missing.length > 0) {
+      setError(new FormError(missing))
+      setRun(null)
+      return
+    }
     setBusy(true)
     setError(null)
     const sent = { messages: messages.map((m) => ({ ...m })), context: [...context] }

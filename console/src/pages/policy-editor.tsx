@@ -1,9 +1,9 @@
 import { useEffect, useState } from 'preact/hooks'
-import { ApiError, answer, fieldErrorsOf, type Policy, warden } from '../api'
+import { ApiError, answer, FormError, fieldErrorsOf, type Policy, warden } from '../api'
 import { ConfirmButton, ErrorSummary, formatTime, Loading, Notice, PageTitle } from '../components'
 import { Link, navigate, useLocation } from '../router'
 import { PolicyFields } from './policy-fields'
-import { type PolicyDraft, policyBody, policyDraft } from './policy-form'
+import { missingId, type PolicyDraft, policyBody, policyDraft } from './policy-form'
 
 /**
  * Create a policy (policyId null) or edit one. Saving sends If-Match with the ETag the page read,
@@ -45,9 +45,14 @@ export function PolicyEditorPage({ appId, policyId }: { appId: string; policyId:
 
   const save = async (options: { skipTests?: boolean; overwrite?: boolean } = {}) => {
     if (!draft) return
+    setNotice(null)
+    const missing = create ? missingId(draft, '') : []
+    if (missing.length > 0) {
+      setSaveError(new FormError(missing))
+      return
+    }
     setBusy(true)
     setSaveError(null)
-    setNotice(null)
     try {
       if (!at) {
         const created = await answer(

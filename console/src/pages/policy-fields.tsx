@@ -39,7 +39,13 @@ export function PolicyFields(props: {
     <div class="policy-fields">
       <div class="grid three">
         {props.withId && (
-          <Field label="Policy id" pointer={`${prefix}/id`} errors={errors} hint="Letters, digits, - _ . ~">
+          <Field
+            label="Policy id"
+            pointer={`${prefix}/id`}
+            errors={errors}
+            hint="Letters, digits, - _ . ~"
+            required
+          >
             {(c) => (
               <input
                 {...c}

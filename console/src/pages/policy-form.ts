@@ -1,5 +1,5 @@
 // The editable form of a policy and the request body built from it.
-import type { Body, Policy, PolicyRule, RuleType, Target } from '../api'
+import type { Body, FieldError, Policy, PolicyRule, RuleType, Target } from '../api'
 
 /** A policy as a create sends it (the playground's draft policies have the same shape). */
 export type PolicyBody = Body<'createPolicy'>
@@ -134,4 +134,14 @@ export function policyBody(draft: PolicyDraft, create: boolean): PolicyBody | Bo
     on_error: draft.on_error,
   }
   return create ? { id: draft.id.trim(), ...body } : body
+}
+
+/**
+ * The form's own check before a policy is sent: it needs an id (an empty one would only come back
+ * as the API's pointer error). The API still checks everything, the id's characters included.
+ */
+export function missingId(draft: PolicyDraft, prefix: string): FieldError[] {
+  return draft.id.trim() === ''
+    ? [{ pointer: `${prefix}/id`, detail: 'is required: give the policy an id' }]
+    : []
 }
