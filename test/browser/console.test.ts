@@ -190,17 +190,21 @@ describe.skipIf(!haveChromium)('the web console, in Chromium', () => {
 
   it('creates a policy, with a missing regex pattern reported at that rule’s field', async () => {
     await page.getByLabel('Policy id').fill('no-pii')
-    await page.getByLabel('Rule 1 type').selectOption('pii')
+    // Rules are numbered as the API numbers them, from 0.
+    await page.getByLabel('Rule 0 type').selectOption('pii')
     await page.getByRole('button', { name: 'Add a rule' }).click()
-    await page.getByLabel('Rule 2 type').selectOption('regex')
+    await page.getByLabel('Rule 1 type').selectOption('regex')
     await page.getByRole('button', { name: 'Create policy' }).click()
 
     const error = page.locator('[data-error-for="/rules/1/value"]')
     await error.waitFor()
     expect((await error.textContent())?.length).toBeGreaterThan(3)
-    expect(await page.getByLabel('Rule 2 pattern (re2)').getAttribute('aria-invalid')).toBe('true')
+    expect(await page.getByLabel('Rule 1 pattern (re2)').getAttribute('aria-invalid')).toBe('true')
+    const second = page.locator('.rule-list > li').nth(1)
+    expect(await second.locator('h3').textContent()).toBe('Rule 1')
+    expect(await second.locator('[data-error-for="/rules/1/value"]').count()).toBe(1)
 
-    await page.getByLabel('Rule 2 pattern (re2)').fill('\\bsecret\\b')
+    await page.getByLabel('Rule 1 pattern (re2)').fill('\\bsecret\\b')
     await page.getByRole('button', { name: 'Create policy' }).click()
     await h1('Policy no-pii').waitFor()
     await page.getByText('Policy created as revision 1.').waitFor()
@@ -264,9 +268,13 @@ describe.skipIf(!haveChromium)('the web console, in Chromium', () => {
     const outcome = await page.locator('dl.outcome').textContent()
     expect(outcome).toContain('fail')
     expect(outcome).toContain('override')
-    const rules = await page.getByRole('region', { name: 'Rules of policy no-pii' }).textContent()
+    const rulesRegion = page.getByRole('region', { name: 'Rules of policy no-pii' })
+    const rules = await rulesRegion.textContent()
     expect(rules).toContain('pii')
     expect(rules).toContain('detector')
+    // The API's rule indexes, from 0: the card is rule 0's finding.
+    expect(await rulesRegion.locator('tbody tr td:first-child').allTextContents()).toEqual(['0', '1'])
+    expect(await marks.first().getAttribute('title')).toBe('credit_card (policy no-pii, rule 0)')
     expect(await page.locator('.override').textContent()).toContain('Sorry, I cannot share that.')
     evaluationId = await page.locator('dl.outcome code').textContent()
     expect(evaluationId).toMatch(/^[0-9a-f-]{36}$/)
@@ -294,6 +302,9 @@ describe.skipIf(!haveChromium)('the web console, in Chromium', () => {
     const summary = page.locator('.run-summary')
     await summary.waitFor()
     expect(await summary.textContent()).toContain('1 passed')
+    const table = await page.getByRole('region', { name: 'Test cases' }).textContent()
+    expect(table).toContain('rule 0: fail')
+    expect(table).toContain('rule 1: pass')
   })
 
   it('reads the evaluation log: the chart, the list and one entry', async () => {

@@ -23,7 +23,7 @@ function locate(evaluation: Evaluation): Located[] {
 }
 
 function label(l: Located): string {
-  return `${l.finding.kind ?? l.rule.type} (policy ${l.policy.id}, rule ${l.rule.index + 1})`
+  return `${l.finding.kind ?? l.rule.type} (policy ${l.policy.id}, rule ${l.rule.index})`
 }
 
 /** The labels a redacted text carries where findings were: a pii kind, KEYWORD or REGEX, in capitals. */
@@ -182,7 +182,7 @@ export function EvaluationView({
                   </>
                 )}{' '}
                 <span class="muted">
-                  (policy {l.policy.id}, rule {l.rule.index + 1})
+                  (policy {l.policy.id}, rule {l.rule.index})
                 </span>
               </li>
             ))}
@@ -223,7 +223,7 @@ export function EvaluationView({
               <tbody>
                 {policy.rules.map((rule) => (
                   <tr key={rule.index}>
-                    <td>{rule.index + 1}</td>
+                    <td>{rule.index}</td>
                     <td>{rule.type}</td>
                     <td>{rule.expected}</td>
                     <td>

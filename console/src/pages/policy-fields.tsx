@@ -181,7 +181,8 @@ function RuleFields(props: {
 }) {
   const { rule, prefix, errors, index } = props
   const fields = RULE_FIELDS[rule.type]
-  const n = index + 1
+  // Rules are numbered as the API numbers them: from 0, as in /rules/0 and a result's index.
+  const n = index
   const unplaced = errors.filter(
     (e) =>
       (e.pointer === prefix || e.pointer.startsWith(`${prefix}/`)) &&

@@ -156,7 +156,7 @@ export function TestsPage({ appId, policyId }: { appId: string; policyId: string
                       <Badge value={test.expected.verdict} />
                       {test.expected.rules?.length ? (
                         <div class="small">
-                          {test.expected.rules.map((r) => `rule ${r.index + 1}: ${r.status}`).join(', ')}
+                          {test.expected.rules.map((r) => `rule ${r.index}: ${r.status}`).join(', ')}
                         </div>
                       ) : null}
                     </td>
@@ -166,7 +166,7 @@ export function TestsPage({ appId, policyId }: { appId: string; policyId: string
                         <>
                           <Badge value={result.actual.verdict} />
                           <div class="small">
-                            {result.actual.rules.map((r) => `rule ${r.index + 1}: ${r.status}`).join(', ')}
+                            {result.actual.rules.map((r) => `rule ${r.index}: ${r.status}`).join(', ')}
                           </div>
                         </>
                       ) : (
