@@ -12,6 +12,7 @@ import {
 } from '../helpers/browser.js'
 import { call } from '../helpers/http.js'
 import { type RunningServer, startServer } from '../helpers/process.js'
+import { startUpstreamDouble, type UpstreamDouble } from '../helpers/upstream-double.js'
 
 /**
  * The console in a real browser (Debian's Chromium through playwright-core) against a spawned
@@ -32,6 +33,8 @@ const haveChromium = chromiumInstalled()
 describe.skipIf(!haveChromium)('the web console, in Chromium', () => {
   let dir: string
   let server: RunningServer
+  /** The model behind the application's provider, openai, for guarded chat completions. */
+  let upstream: UpstreamDouble
   let browser: Browser
   let context: BrowserContext
   let page: Page
@@ -47,10 +50,12 @@ describe.skipIf(!haveChromium)('the web console, in Chromium', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'warden-console-'))
     mkdirSync(SHOTS, { recursive: true })
+    upstream = await startUpstreamDouble()
     server = await startServer({
       DATABASE_URL: `sqlite:${join(dir, 'warden.db')}`,
       WARDEN_ADMIN_KEY: KEY,
       RATE_LIMIT_PER_MINUTE: '0',
+      PROVIDER_OPENAI_BASE_URL: upstream.baseUrl,
     })
     browser = await launchChromium()
     context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
@@ -68,6 +73,7 @@ describe.skipIf(!haveChromium)('the web console, in Chromium', () => {
   afterAll(async () => {
     await browser?.close()
     await server?.stop()
+    await upstream?.close()
     if (dir) rmSync(dir, { recursive: true, force: true })
   })
 
@@ -307,7 +313,14 @@ describe.skipIf(!haveChromium)('the web console, in Chromium', () => {
     expect(table).toContain('rule 1: pass')
   })
 
-  it('reads the evaluation log: the chart, the list and one entry', async () => {
+  it('reads the evaluation log: the chart, the list with each entry’s source, and one entry', async () => {
+    // A guarded chat completion: its input and its output are checked, and logged as such.
+    const chat = await call(`${server.url}/v1/applications/support-bot/chat/completions`, 'POST', KEY, {
+      model: 'gpt-4o',
+      messages: [{ role: 'user', content: 'Where is my order?' }],
+    })
+    expect(chat.status).toBe(200)
+
     await page.goto(url('/applications/support-bot/evaluations'))
     await h1('Evaluation log').waitFor()
     await page.locator('.not-available, table, .empty').first().waitFor()
@@ -315,15 +328,27 @@ describe.skipIf(!haveChromium)('the web console, in Chromium', () => {
     logAvailable = true
     await page.locator('figure.chart svg').waitFor()
     expect(await page.locator('figure.chart svg').getAttribute('aria-label')).toMatch(/1 failed/)
-    const rows = page.getByRole('region', { name: 'Evaluations' }).locator('tbody tr')
-    expect(await rows.count()).toBeGreaterThanOrEqual(1)
-    await page.getByLabel('Verdict').selectOption('pass')
+    const log = page.getByRole('region', { name: 'Evaluations' })
+    const rows = log.locator('tbody tr')
+    await rows.nth(2).waitFor()
+    expect(await log.locator('thead th').nth(1).textContent()).toBe('Source')
+    // Newest first: the reply's check, the conversation's, then the playground's evaluation call.
+    expect(await rows.locator('td.source').allTextContents()).toEqual(['chat_output', 'chat_input', 'api'])
+    await page.getByLabel('Verdict').selectOption('fail')
+    await page.getByRole('button', { name: 'Apply filters' }).click()
+    await expect.poll(() => rows.locator('td.source').allTextContents()).toEqual(['api'])
+    await page.getByLabel('Until').fill('2001-01-01T00:00')
     await page.getByRole('button', { name: 'Apply filters' }).click()
     await page.getByText('No evaluations match').waitFor()
     await page.getByRole('button', { name: 'Clear' }).click()
-    await rows.first().locator('a').click()
+    await rows.nth(2).waitFor()
+    await rows
+      .filter({ has: page.locator('td.source', { hasText: /^api$/ }) })
+      .locator('a')
+      .click()
     await h1(/^Evaluation /).waitFor()
     expect(await page.locator('.evaluation dl.outcome').textContent()).toContain('fail')
+    expect(await page.locator('main dl.outcome').first().textContent()).toContain('Asked byapi')
   })
 
   it('pages through the applications, and deletes one only after a confirmation', async () => {

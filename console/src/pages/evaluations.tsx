@@ -130,7 +130,8 @@ export function EvaluationLogPage({ appId }: { appId: string }) {
       <PageTitle>Evaluation log</PageTitle>
       <p class="subtitle">
         Every evaluation of <Link to={`/applications/${encodeURIComponent(appId)}`}>{appId}</Link>, newest
-        first.
+        first. Its source says what asked: <code>api</code>, the evaluation call; <code>chat_input</code> and{' '}
+        <code>chat_output</code>, a guarded chat completion's checks before and after the model.
       </p>
       {unavailable ? (
         <NotAvailable what="the evaluation log" />
@@ -206,6 +207,7 @@ export function EvaluationLogPage({ appId }: { appId: string }) {
                 <thead>
                   <tr>
                     <th scope="col">When</th>
+                    <th scope="col">Source</th>
                     <th scope="col">Verdict</th>
                     <th scope="col">Action</th>
                     <th scope="col">Policies</th>
@@ -221,6 +223,9 @@ export function EvaluationLogPage({ appId }: { appId: string }) {
                         >
                           {formatTime(e.created)}
                         </Link>
+                      </td>
+                      <td class="source">
+                        <code>{e.source}</code>
                       </td>
                       <td>
                         <Badge value={e.verdict} />
