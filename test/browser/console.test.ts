@@ -18,9 +18,10 @@ import { startUpstreamDouble, type UpstreamDouble } from '../helpers/upstream-do
  * The console in a real browser (Debian's Chromium through playwright-core) against a spawned
  * server, doing what a new user does: sign in with the key, create an application and a policy,
  * read a validation error at its field, lose a race with another editor, compare revisions, run
- * the playground, save a test, run the tests and read the log. Then every page at 1280 and 390
- * pixels: a screenshot in test-results/console/, no script or CSP error, no failed request, a
- * non-empty main landmark, and no serious or critical axe-core violation.
+ * the playground, save a test, run the tests, read the log and keep a rule's detector through an
+ * edit. Then every page at 1280 and 390 pixels: a screenshot in test-results/console/, no script
+ * or CSP error, no failed request, a non-empty main landmark, and no serious or critical axe-core
+ * violation.
  */
 
 const KEY = 'wdn_console_test_admin_key_0123456789abcdef'
@@ -387,6 +388,52 @@ describe.skipIf(!haveChromium)('the web console, in Chromium', () => {
     await dialog.getByRole('button', { name: 'Delete for good' }).click()
     await h1('Applications').waitFor()
     expect((await call(`${server.url}/v1/applications/bot-01`, 'GET', KEY)).status).toBe(404)
+  })
+
+  it('keeps a rule’s detector through an edit, and sets it only on the rules that take one', async () => {
+    // An application of its own, so the steps before count only theirs.
+    const base = `${server.url}/v1/applications/screening`
+    expect(
+      (
+        await call(`${server.url}/v1/applications`, 'POST', KEY, {
+          id: 'screening',
+          name: 'Screening',
+          description: '',
+        })
+      ).status,
+    ).toBe(201)
+    const created = await call(`${base}/policies`, 'POST', KEY, {
+      id: 'screen',
+      target: ['input'],
+      rules: [{ type: 'prompt_injection', detector: 'model' }, { type: 'toxicity' }, { type: 'pii' }],
+    })
+    expect(created.status).toBe(201)
+    const rules = async () => (await call(`${base}/policies/screen`, 'GET', KEY)).body.rules
+
+    await page.goto(url('/applications/screening/policies/screen'))
+    await h1('Policy screen').waitFor()
+    expect(await page.getByLabel('Rule 0 detector').inputValue()).toBe('model')
+    expect(await page.getByLabel('Rule 1 detector').inputValue()).toBe('')
+    expect(await page.getByLabel('Rule 2 detector').count()).toBe(0)
+
+    // Saving another field sends the detector back as it was.
+    await page.getByLabel('Definition').fill('Screens what users send.')
+    await page.getByRole('button', { name: 'Save policy' }).click()
+    await page.getByText('Saved as revision 2.').waitFor()
+    expect(await rules()).toEqual([
+      expect.objectContaining({ type: 'prompt_injection', detector: 'model' }),
+      expect.not.objectContaining({ detector: expect.anything() }),
+      expect.not.objectContaining({ detector: expect.anything() }),
+    ])
+
+    await page.getByLabel('Rule 0 detector').selectOption('')
+    await page.getByLabel('Rule 1 detector').selectOption('judge')
+    await page.getByRole('button', { name: 'Save policy' }).click()
+    await page.getByText('Saved as revision 3.').waitFor()
+    const saved = await rules()
+    expect(saved[0]).not.toHaveProperty('detector')
+    expect(saved[1]).toMatchObject({ type: 'toxicity', detector: 'judge' })
+    expect(saved[2]).not.toHaveProperty('detector')
   })
 
   it('renders every page at 1280 and 390 pixels without errors or serious accessibility violations', async () => {

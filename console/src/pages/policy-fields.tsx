@@ -2,6 +2,7 @@ import {
   piiKindValues,
   policyModeValues,
   policyOnErrorValues,
+  policyRuleDetectorValues,
   policyRuleExpectedValues,
   policyRuleTypeValues,
   policyTargetValues,
@@ -186,7 +187,7 @@ function RuleFields(props: {
   const unplaced = errors.filter(
     (e) =>
       (e.pointer === prefix || e.pointer.startsWith(`${prefix}/`)) &&
-      !['type', 'expected', 'value', 'threshold', 'flagged'].some(
+      !['type', 'expected', 'value', 'threshold', 'flagged', 'detector'].some(
         (f) => e.pointer === `${prefix}/${f}` || e.pointer.startsWith(`${prefix}/${f}/`),
       ),
   )
@@ -233,6 +234,7 @@ function RuleFields(props: {
                 props.onChange({
                   type,
                   selected: kind === RULE_FIELDS[rule.type].flagged ? rule.selected : [],
+                  detector: RULE_FIELDS[type].detector ? rule.detector : '',
                 })
               }}
             >
@@ -296,6 +298,29 @@ function RuleFields(props: {
                 value={rule.threshold}
                 onInput={(e) => props.onChange({ threshold: e.currentTarget.value })}
               />
+            )}
+          </Field>
+        )}
+        {fields.detector && (
+          <Field
+            label={`Rule ${n} detector`}
+            pointer={`${prefix}/detector`}
+            errors={errors}
+            hint="Unset: the judge when one is configured, else the model."
+          >
+            {(c) => (
+              <select
+                {...c}
+                value={rule.detector}
+                onChange={(e) => props.onChange({ detector: e.currentTarget.value as RuleDraft['detector'] })}
+              >
+                <option value="">unset</option>
+                {policyRuleDetectorValues.map((value) => (
+                  <option key={value} value={value}>
+                    {value}
+                  </option>
+                ))}
+              </select>
             )}
           </Field>
         )}

@@ -16,6 +16,8 @@ export interface RuleDraft {
   selected: string[]
   /** keywords: one phrase a line. */
   phrases: string
+  /** toxicity and prompt_injection: what scores the rule; empty leaves it unset. */
+  detector: NonNullable<PolicyRule['detector']> | ''
   /** The rule as loaded, so fields this type does not use are sent back as they were. */
   original: PolicyRule | null
 }
@@ -32,10 +34,17 @@ export interface PolicyDraft {
 
 let nextKey = 1
 
-/** Which of value, threshold and flagged each rule type reads (CONTRACT section 4). */
+/** Which of value, threshold, flagged and detector each rule type reads (CONTRACT section 4). */
 export const RULE_FIELDS: Record<
   RuleType,
-  { value?: string; threshold?: string; flagged?: 'pii' | 'toxicity' | 'phrases'; about: string }
+  {
+    value?: string
+    threshold?: string
+    flagged?: 'pii' | 'toxicity' | 'phrases'
+    /** The rule may name what scores it: the offline model or the judge. */
+    detector?: true
+    about: string
+  }
 > = {
   pii: { flagged: 'pii', about: 'Passes when none of the chosen kinds of personal data occurs.' },
   keywords: { flagged: 'phrases', about: 'Passes when none of the phrases occurs (whole words, any case).' },
@@ -44,10 +53,12 @@ export const RULE_FIELDS: Record<
   toxicity: {
     threshold: 'Maximum toxicity score (default 0.5)',
     flagged: 'toxicity',
+    detector: true,
     about: 'Passes when the text is not toxic.',
   },
   prompt_injection: {
     threshold: 'Maximum injection score (default 0.5)',
+    detector: true,
     about: 'Passes when there is no injection or jailbreak attempt.',
   },
   factuality: {
@@ -74,6 +85,7 @@ export function ruleDraft(rule: PolicyRule | null, type: RuleType = 'pii'): Rule
     threshold: rule?.threshold === null || rule?.threshold === undefined ? '' : String(rule.threshold),
     selected: fields.flagged === 'pii' || fields.flagged === 'toxicity' ? (rule?.flagged ?? []) : [],
     phrases: fields.flagged === 'phrases' ? (rule?.flagged ?? []).join('\n') : '',
+    detector: fields.detector ? (rule?.detector ?? '') : '',
     original: rule,
   }
 }
@@ -117,6 +129,8 @@ function ruleBody(rule: RuleDraft): RuleBody {
     value: fields.value ? (rule.value === '' ? null : rule.value) : (kept?.value ?? null),
     threshold: fields.threshold ? numberOrText(rule.threshold) : (kept?.threshold ?? null),
     flagged,
+    // Sent only when set, as the API returns it: other rule types refuse the field.
+    ...(fields.detector && rule.detector !== '' ? { detector: rule.detector } : {}),
   }
 }
 
