@@ -8,8 +8,8 @@
 // alternatives that were not adopted (secretlint on the hot path, libphonenumber-js's own
 // scanner), for the record in src/rules/detectors/.
 import { findNumbers } from 'libphonenumber-js/max'
+import { shippedClassifier } from '../dist/models/shipped.js'
 import { injectionScorer, toxicityScorer } from '../dist/rules/detectors/classifier/scorers.js'
-import { shippedClassifier } from '../dist/rules/detectors/classifier/shipped.js'
 import {
   keywordsMatcher,
   lengthMatcher,

@@ -23,9 +23,14 @@ const { values: opts } = parseArgs({
   },
 })
 
-const { compilePolicy, evaluate, redactConversation } = await import(
-  pathToFileURL(resolve(opts.dist, 'rules/evaluate.js')).href
-)
+const {
+  compilePolicy: compileWith,
+  evaluate,
+  redactConversation,
+} = await import(pathToFileURL(resolve(opts.dist, 'rules/evaluate.js')).href)
+const { shippedClassifiers } = await import(pathToFileURL(resolve(opts.dist, 'models/shipped.js')).href)
+const classifiers = shippedClassifiers()
+const compilePolicy = (policy) => compileWith(policy, classifiers)
 
 const rule = (type, fields = {}) => ({
   type,

@@ -8,8 +8,8 @@
 // one label only report recall (or FPR); AUC needs both.
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
+import { shippedClassifier } from '../dist/models/shipped.js'
 import { injectionScorer, toxicityScorer } from '../dist/rules/detectors/classifier/scorers.js'
-import { shippedClassifier } from '../dist/rules/detectors/classifier/shipped.js'
 import { flags, METRICS_HEADER, metrics, metricsRow, readLabelled } from '../scripts/detectors/lib.mjs'
 
 const args = flags(process.argv.slice(2))

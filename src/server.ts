@@ -3,7 +3,7 @@ import { buildApp } from './app.js'
 import type { Config } from './config.js'
 import { createLogger } from './logger.js'
 import { type MetricsServer, startMetricsServer } from './metrics.js'
-import { loadShippedModels } from './rules/detectors/classifier/shipped.js'
+import { shippedClassifiers } from './models/shipped.js'
 import { createServices } from './services/index.js'
 import { prepareStore } from './services/store-setup.js'
 import { openStore } from './store/database.js'
@@ -36,12 +36,12 @@ export async function serve(config: Config): Promise<FastifyInstance> {
   const logger = createLogger(config.logLevel)
   // The offline classifiers' weights are checked before anything else: a damaged file stops
   // start-up here rather than failing toxicity and prompt_injection rules later.
-  loadShippedModels()
+  const classifiers = shippedClassifiers()
   const store = openStore(config.store)
   const { migrations, documents } = await prepareStore(store)
   if (migrations.length > 0) logger.info({ migrations }, 'store migrated')
   if (documents > 0) logger.info({ documents }, 'stored documents rendered again')
-  const services = createServices({ store, config })
+  const services = createServices({ store, config, classifiers })
   const { createdSecret } = await services.operator.bootstrap(config.adminKey)
   await services.evaluations.warmUp()
   const app = await buildApp({ config, store, services, logger })

@@ -9,8 +9,8 @@ import {
   type TargetMask,
   targetMask,
 } from './conversation.js'
+import type { Classifier } from './detectors/classifier/linear.js'
 import { injectionScorer, type ModelScorer, toxicityScorer } from './detectors/classifier/scorers.js'
-import { shippedClassifier } from './detectors/classifier/shipped.js'
 import {
   keywordsDetector,
   lengthMatcher,
@@ -168,7 +168,12 @@ export const NO_JUDGE = 'no judge configured'
 /** Rule types whose findings are replaced in `redacted`; toxicity, injection and length findings are not entities. */
 export const REDACTED_TYPES: ReadonlySet<RuleType> = new Set<RuleType>(['pii', 'keywords', 'regex'])
 
-function compileRule(rule: PolicyRule, index: number, definition: string | null): CompiledRule {
+function compileRule(
+  rule: PolicyRule,
+  index: number,
+  definition: string | null,
+  classifiers: Classifiers,
+): CompiledRule {
   const scored =
     rule.type === 'factuality' ||
     rule.type === 'relevance' ||
@@ -181,11 +186,11 @@ function compileRule(rule: PolicyRule, index: number, definition: string | null)
     expected: rule.expected,
     threshold: scored ? (rule.threshold ?? DEFAULT_THRESHOLD) : null,
     minimum: rule.type === 'factuality' || rule.type === 'relevance' || rule.type === 'custom',
-    engine: compileEngine(rule, definition),
+    engine: compileEngine(rule, definition, classifiers),
   }
 }
 
-function compileEngine(rule: PolicyRule, definition: string | null): Engine {
+function compileEngine(rule: PolicyRule, definition: string | null, classifiers: Classifiers): Engine {
   const broken = (reason: string): Engine => ({ kind: 'broken', method: 'detector', reason })
   switch (rule.type) {
     case 'pii': {
@@ -210,7 +215,7 @@ function compileEngine(rule: PolicyRule, definition: string | null): Engine {
       return { kind: 'detector', match: lengthMatcher(max), pending: lengthPending(max) }
     }
     case 'toxicity': {
-      const classifier = shippedClassifier('toxicity')
+      const classifier = classifiers.toxicity
       const heads = new Set(classifier.model.heads.map((h) => h.name))
       // The lexicon scores the judged categories the model has no head for.
       const unmodelled = rule.flagged?.filter((c) => !heads.has(c)) ?? []
@@ -231,7 +236,7 @@ function compileEngine(rule: PolicyRule, definition: string | null): Engine {
         kind: 'per-text-score',
         type: 'prompt_injection',
         detector: rule.detector ?? null,
-        model: injectionScorer(shippedClassifier('prompt_injection')),
+        model: injectionScorer(classifiers.prompt_injection),
         categories: [],
       }
     case 'factuality':
@@ -245,12 +250,18 @@ function compileEngine(rule: PolicyRule, definition: string | null): Engine {
   }
 }
 
+/** The offline classifiers toxicity and prompt_injection rules are scored by (src/models/shipped.ts loads Warden's). */
+export interface Classifiers {
+  prompt_injection: Classifier
+  toxicity: Classifier
+}
+
 /** Builds every rule of `policy` once; reuse the result for every evaluation of that revision. */
-export function compilePolicy(policy: EvaluablePolicy): CompiledPolicy {
+export function compilePolicy(policy: EvaluablePolicy, classifiers: Classifiers): CompiledPolicy {
   return {
     policy,
     targets: targetMask(policy.target),
-    rules: policy.rules.map((rule, i) => compileRule(rule, i, policy.definition)),
+    rules: policy.rules.map((rule, i) => compileRule(rule, i, policy.definition, classifiers)),
   }
 }
 

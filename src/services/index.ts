@@ -2,6 +2,8 @@ import type { Config } from '../config.js'
 import type { Judge } from '../judge/judge.js'
 import { createOpenAiJudge } from '../judge/openai.js'
 import { Metrics } from '../metrics.js'
+import { shippedClassifiers } from '../models/shipped.js'
+import type { Classifiers } from '../rules/evaluate.js'
 import type { Store } from '../store/database.js'
 import { ApiKeysService } from './api-keys.service.js'
 import { ApplicationsService } from './applications.service.js'
@@ -42,6 +44,8 @@ export interface ServiceDependencies {
   judge?: Judge | null
   /** Where metrics are recorded; by default a registry of their own, none when `config.metricsPort` is 0. */
   metrics?: Metrics | null
+  /** The offline classifiers of toxicity and prompt_injection; by default the ones Warden ships. */
+  classifiers?: Classifiers
 }
 
 /** The judge the configuration names: an OpenAI-compatible endpoint, or none. */
@@ -64,9 +68,10 @@ export function createServices({
   clock = systemClock,
   metrics = config.metricsPort > 0 ? new Metrics() : null,
   judge = judgeFromConfig(config, metrics),
+  classifiers = shippedClassifiers(),
 }: ServiceDependencies): Services {
   const authentication = new AuthenticationService({ store, clock })
-  const policyTests = new PolicyTestsService({ store, clock, judge })
+  const policyTests = new PolicyTestsService({ store, clock, judge, classifiers })
   const evaluationLog = new EvaluationLogService({
     store,
     clock,
@@ -77,6 +82,7 @@ export function createServices({
   const evaluations = new EvaluationsService({
     store,
     clock,
+    classifiers,
     judge,
     log: evaluationLog,
     metrics,

@@ -1,6 +1,5 @@
 import type { Kysely } from 'kysely'
 import { conflict, invalid, notFound } from '../errors.js'
-import { compilePolicy } from '../rules/evaluate.js'
 import { checkRules, normalizeRule } from '../rules/validation.js'
 import type {
   OnError,
@@ -194,7 +193,7 @@ export class PoliciesService {
       const cases = await tests.listCases(key)
       if (cases.length > 0 && !sameContent(next, current)) {
         const policy = evaluablePolicy({ ...current, ...next }, true)
-        const results = await tests.runCases(applicationId, compilePolicy(policy), cases)
+        const results = await tests.runCases(applicationId, tests.compile(policy), cases)
         const failures = results.filter((result) => result.outcome === 'failed')
         if (failures.length > 0) throw testsFailed(failures, results.length)
       }

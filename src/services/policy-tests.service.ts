@@ -4,6 +4,7 @@ import { v7 as uuidv7 } from 'uuid'
 import { AppError, conflict, type FieldError, invalid, notFound } from '../errors.js'
 import type { Judge } from '../judge/judge.js'
 import {
+  type Classifiers,
   type CompiledPolicy,
   compilePolicy,
   countedVerdict,
@@ -139,7 +140,14 @@ export function testsFailed(failures: PolicyTestResult[], total: number): AppErr
 }
 
 export class PolicyTestsService {
-  constructor(private readonly deps: { store: Store; clock: Clock; judge: Judge | null }) {}
+  constructor(
+    private readonly deps: { store: Store; clock: Clock; judge: Judge | null; classifiers: Classifiers },
+  ) {}
+
+  /** Compiles a policy as its test runs evaluate it. */
+  compile(policy: EvaluablePolicy): CompiledPolicy {
+    return compilePolicy(policy, this.deps.classifiers)
+  }
 
   async create(
     workspaceId: string,
@@ -302,7 +310,7 @@ export class PolicyTestsService {
     if (!row) throw await this.missing(db, key)
     const policy = draft ?? evaluablePolicy(policyFromColumns(row))
     const cases = await listAllPolicyTests(db, key)
-    const results = await this.runCases(applicationId, compilePolicy(policy), cases, signal)
+    const results = await this.runCases(applicationId, this.compile(policy), cases, signal)
     const summary = { total: results.length, passed: 0, failed: 0, skipped: 0 }
     for (const result of results) summary[result.outcome]++
     return { policy_id: policyId, revision: policy.revision, summary, results }

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Judge } from '../../src/judge/judge.js'
+import { shippedClassifiers } from '../../src/models/shipped.js'
 import {
   compilePolicy,
   evaluate as evaluatePolicies,
@@ -70,7 +71,16 @@ describe.each(STORE_KINDS)('the evaluation log (%s)', (kind) => {
   /** An evaluations service writing on the same store at the times `clock` says. */
   const servicesAt = (clock: Clock) => {
     const log = new EvaluationLogService({ store: t.store, clock, content: 'redacted', retentionDays: 30 })
-    return { log, evaluations: new EvaluationsService({ store: t.store, clock, judge: null, log }) }
+    return {
+      log,
+      evaluations: new EvaluationsService({
+        store: t.store,
+        clock,
+        judge: null,
+        log,
+        classifiers: shippedClassifiers(),
+      }),
+    }
   }
 
   beforeAll(async () => {
@@ -525,20 +535,23 @@ describe('a redacted log entry', () => {
     }
     const outcome = await evaluatePolicies(
       [
-        compilePolicy({
-          id: 'guard',
-          revision: 1,
-          draft: false,
-          rules: [
-            { type: 'pii', expected: 'pass', value: null, threshold: null, flagged: null },
-            { type: 'custom', expected: 'pass', value: null, threshold: null, flagged: null },
-          ],
-          target: ['input'],
-          definition: 'Is the text polite?',
-          override_response: null,
-          mode: 'enforce',
-          on_error: 'fail_closed',
-        }),
+        compilePolicy(
+          {
+            id: 'guard',
+            revision: 1,
+            draft: false,
+            rules: [
+              { type: 'pii', expected: 'pass', value: null, threshold: null, flagged: null },
+              { type: 'custom', expected: 'pass', value: null, threshold: null, flagged: null },
+            ],
+            target: ['input'],
+            definition: 'Is the text polite?',
+            override_response: null,
+            mode: 'enforce',
+            on_error: 'fail_closed',
+          },
+          shippedClassifiers(),
+        ),
       ],
       { messages: [{ role: 'user', content: text }], context: null },
       { judge },
@@ -676,7 +689,13 @@ describe.each(STORE_KINDS)('evaluation log retention (%s)', (kind) => {
     const now = Math.floor(Date.now() / 1000)
     const clock = manualClock(now)
     const log = new EvaluationLogService({ store: t.store, clock, content: 'redacted', retentionDays: 30 })
-    const evaluations = new EvaluationsService({ store: t.store, clock, judge: null, log })
+    const evaluations = new EvaluationsService({
+      store: t.store,
+      clock,
+      judge: null,
+      log,
+      classifiers: shippedClassifiers(),
+    })
     const ages = [45, 40, 31, -400, 31, 30.5, 30, 29, 2, 0]
     const kept: string[] = []
     for (const [i, age] of ages.entries()) {
@@ -736,7 +755,13 @@ describe.each(STORE_KINDS)('evaluation log retention (%s)', (kind) => {
         content: 'redacted',
         retentionDays: 30,
       })
-      const evaluations = new EvaluationsService({ store: configured.store, clock, judge: null, log })
+      const evaluations = new EvaluationsService({
+        store: configured.store,
+        clock,
+        judge: null,
+        log,
+        classifiers: shippedClassifiers(),
+      })
       const ids: string[] = []
       for (const days of [3, 2.5, 1.5, 0]) {
         clock.now = now - days * 86_400

@@ -2,6 +2,7 @@ import Fastify from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { installMetrics } from '../../src/http/metrics.js'
 import { Metrics, type MetricsServer, startMetricsServer } from '../../src/metrics.js'
+import { shippedClassifiers } from '../../src/models/shipped.js'
 import { compilePolicy, evaluate } from '../../src/rules/evaluate.js'
 import { StoreUnavailableError } from '../../src/store/errors.js'
 import { createTestApp, type TestApp } from '../helpers/app.js'
@@ -238,20 +239,23 @@ describe('metrics labels are bounded', () => {
   it('times a judged rule until its judge answered, through the evaluator’s observer', async () => {
     const seen: [string, string, number][] = []
     let now = 1000
-    const policy = compilePolicy({
-      id: 'p',
-      revision: 1,
-      draft: false,
-      rules: [
-        { type: 'custom', expected: 'pass', value: null, threshold: null, flagged: null },
-        { type: 'length', expected: 'pass', value: '10', threshold: null, flagged: null },
-      ],
-      target: ['output'],
-      definition: 'Be kind.',
-      override_response: null,
-      mode: 'enforce',
-      on_error: 'fail_closed',
-    })
+    const policy = compilePolicy(
+      {
+        id: 'p',
+        revision: 1,
+        draft: false,
+        rules: [
+          { type: 'custom', expected: 'pass', value: null, threshold: null, flagged: null },
+          { type: 'length', expected: 'pass', value: '10', threshold: null, flagged: null },
+        ],
+        target: ['output'],
+        definition: 'Be kind.',
+        override_response: null,
+        mode: 'enforce',
+        on_error: 'fail_closed',
+      },
+      shippedClassifiers(),
+    )
     await evaluate(
       [policy],
       { messages: [{ role: 'assistant', content: 'hello' }], context: null },

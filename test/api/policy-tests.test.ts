@@ -3,6 +3,7 @@ import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import type { AppError } from '../../src/errors.js'
 import type { Judge, JudgeQuestion } from '../../src/judge/judge.js'
+import { shippedClassifiers } from '../../src/models/shipped.js'
 import { systemClock } from '../../src/services/clock.js'
 import { createServices } from '../../src/services/index.js'
 import { PoliciesService } from '../../src/services/policies.service.js'
@@ -696,7 +697,12 @@ describe.each(STORE_KINDS)('policy test cases (%s)', (kind) => {
       return { judge, calls: () => calls }
     }
     const servicesWith = (judge: Judge) => {
-      const tests = new PolicyTestsService({ store: t.store, clock: systemClock, judge })
+      const tests = new PolicyTestsService({
+        store: t.store,
+        clock: systemClock,
+        judge,
+        classifiers: shippedClassifiers(),
+      })
       return { tests, policies: new PoliciesService({ store: t.store, clock: systemClock, tests }) }
     }
 

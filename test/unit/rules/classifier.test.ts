@@ -1,6 +1,7 @@
 import { statSync } from 'node:fs'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { SHIPPED_TASKS, shippedClassifier } from '../../../src/models/shipped.js'
 import {
   decodeViews,
   FeatureAccumulator,
@@ -16,7 +17,6 @@ import {
   serializeModel,
 } from '../../../src/rules/detectors/classifier/linear.js'
 import { injectionScorer, toxicityScorer } from '../../../src/rules/detectors/classifier/scorers.js'
-import { SHIPPED_TASKS, shippedClassifier } from '../../../src/rules/detectors/classifier/shipped.js'
 import type { TargetText } from '../../../src/rules/types.js'
 
 const target = (text: string): TargetText => ({ source: 'messages', index: 0, role: 'user', text })

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
+import { shippedClassifier } from '../../../src/models/shipped.js'
 import { injectionScorer } from '../../../src/rules/detectors/classifier/scorers.js'
-import { shippedClassifier } from '../../../src/rules/detectors/classifier/shipped.js'
 import {
   keywordsMatcher,
   piiMatcher,

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { type Judge, JudgeError, type JudgeQuestion, type JudgeScore } from '../../../src/judge/judge.js'
+import { shippedClassifier, shippedClassifiers } from '../../../src/models/shipped.js'
 import type { ConversationInput } from '../../../src/rules/conversation.js'
 import { injectionScorer, toxicityScorer } from '../../../src/rules/detectors/classifier/scorers.js'
-import { shippedClassifier } from '../../../src/rules/detectors/classifier/shipped.js'
 import { redactText } from '../../../src/rules/detectors/index.js'
 import {
   compilePolicy,
@@ -20,18 +20,21 @@ import type { PolicyRuleInput } from '../../../src/schemas/policies.js'
 type PolicyInput = Partial<Omit<EvaluablePolicy, 'rules'>> & { rules: PolicyRuleInput[] }
 
 function policy(input: PolicyInput) {
-  return compilePolicy({
-    id: 'p',
-    revision: 1,
-    draft: false,
-    target: ['input', 'output'],
-    definition: null,
-    override_response: null,
-    mode: 'enforce',
-    on_error: 'fail_closed',
-    ...input,
-    rules: input.rules.map(normalizeRule),
-  })
+  return compilePolicy(
+    {
+      id: 'p',
+      revision: 1,
+      draft: false,
+      target: ['input', 'output'],
+      definition: null,
+      override_response: null,
+      mode: 'enforce',
+      on_error: 'fail_closed',
+      ...input,
+      rules: input.rules.map(normalizeRule),
+    },
+    shippedClassifiers(),
+  )
 }
 
 /** A conversation that ends with the assistant's reply, grounded in one document. */
@@ -305,22 +308,25 @@ describe('evaluation: satisfied rules and policy verdicts', () => {
   })
 
   it('reports a rule that cannot be compiled as an error instead of throwing', async () => {
-    const broken = compilePolicy({
-      id: 'broken',
-      revision: 1,
-      draft: false,
-      target: ['input'],
-      definition: null,
-      override_response: null,
-      mode: 'enforce',
-      on_error: 'fail_open',
-      rules: [
-        { type: 'regex', expected: 'pass', value: '(unclosed', threshold: null, flagged: null },
-        { type: 'length', expected: 'pass', value: 'ten', threshold: null, flagged: null },
-        { type: 'keywords', expected: 'pass', value: null, threshold: null, flagged: null },
-        { type: 'custom', expected: 'pass', value: null, threshold: null, flagged: null },
-      ],
-    })
+    const broken = compilePolicy(
+      {
+        id: 'broken',
+        revision: 1,
+        draft: false,
+        target: ['input'],
+        definition: null,
+        override_response: null,
+        mode: 'enforce',
+        on_error: 'fail_open',
+        rules: [
+          { type: 'regex', expected: 'pass', value: '(unclosed', threshold: null, flagged: null },
+          { type: 'length', expected: 'pass', value: 'ten', threshold: null, flagged: null },
+          { type: 'keywords', expected: 'pass', value: null, threshold: null, flagged: null },
+          { type: 'custom', expected: 'pass', value: null, threshold: null, flagged: null },
+        ],
+      },
+      shippedClassifiers(),
+    )
     const outcome = await evaluate([broken], answered, noJudge)
     expect(rulesOf(outcome).map((r) => [r.status, r.reason])).toEqual([
       ['error', 'the regex rule has a pattern RE2 cannot compile'],

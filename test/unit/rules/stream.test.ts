@@ -1,5 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { shippedClassifiers } from '../../../src/models/shipped.js'
 import { leadingLiteral, piiPending, regexPending, regexShape } from '../../../src/rules/detectors/pending.js'
 import { compilePolicy, type EvaluablePolicy, evaluate } from '../../../src/rules/evaluate.js'
 import { ReleaseEngine, streamPlan, WindowCutter } from '../../../src/rules/stream.js'
@@ -8,18 +9,21 @@ import { normalizeRule } from '../../../src/rules/validation.js'
 import type { PolicyRuleInput } from '../../../src/schemas/policies.js'
 
 function policy(id: string, rules: PolicyRuleInput[], extra: Partial<EvaluablePolicy> = {}) {
-  return compilePolicy({
-    id,
-    revision: 1,
-    draft: false,
-    target: ['output'],
-    definition: null,
-    override_response: null,
-    mode: 'enforce',
-    on_error: 'fail_closed',
-    ...extra,
-    rules: rules.map(normalizeRule),
-  })
+  return compilePolicy(
+    {
+      id,
+      revision: 1,
+      draft: false,
+      target: ['output'],
+      definition: null,
+      override_response: null,
+      mode: 'enforce',
+      on_error: 'fail_closed',
+      ...extra,
+      rules: rules.map(normalizeRule),
+    },
+    shippedClassifiers(),
+  )
 }
 
 const POLICIES = {

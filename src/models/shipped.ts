@@ -1,14 +1,15 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { Classifier, parseModel } from './linear.js'
+import { Classifier, parseModel } from '../rules/detectors/classifier/linear.js'
+import type { Classifiers } from '../rules/evaluate.js'
 
 /**
  * The classifiers that ship with Warden, read from `models/` at the package root (beside `dist/`
- * and `src/`) the first time one is asked for, each file's checksum checked. `loadShippedModels`
- * reads them all at start-up, so a damaged file stops the server before it listens instead of
- * failing a rule later. Like a lexicon bundled with the code, they are read once and never
- * change while the process runs.
+ * and `src/`) the first time one is asked for, each file's checksum checked. The server reads
+ * them all at start-up (`shippedClassifiers`), so a damaged file stops it before it listens
+ * instead of failing a rule later; they are read once and never change while the process runs.
+ * Evaluation (src/rules/) is handed them: it reads no file itself.
  */
 export const SHIPPED_TASKS = ['prompt_injection', 'toxicity'] as const
 export type ShippedTask = (typeof SHIPPED_TASKS)[number]
@@ -47,7 +48,7 @@ export function shippedClassifier(task: ShippedTask): Classifier {
   return classifier
 }
 
-/** Loads and verifies every shipped model (at start-up). */
-export function loadShippedModels(): void {
-  for (const task of SHIPPED_TASKS) shippedClassifier(task)
+/** Every shipped model, loaded and verified (at start-up): what policies are compiled with. */
+export function shippedClassifiers(): Classifiers {
+  return { prompt_injection: shippedClassifier('prompt_injection'), toxicity: shippedClassifier('toxicity') }
 }
