@@ -193,7 +193,7 @@ export async function buildApp({ config, store, services, logger }: AppOptions):
   await installRateLimit(app, config)
   installIdempotency(app, services.idempotency)
   if (services.metrics) installMetrics(app, services.metrics)
-  await app.register(operationsRoutes, { store })
+  await app.register(operationsRoutes, { ready: () => store.ping() })
   await app.register(applicationsRoutes, { services })
   await app.register(policiesRoutes, { services })
   await app.register(apiKeysRoutes, { services })

@@ -13,8 +13,8 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https'
 import { createParser } from 'eventsource-parser'
 import type { ProviderUpstream } from '../config.js'
 import { AppError } from '../errors.js'
-import { MAX_NESTING_DEPTH, tooDeep } from '../http/nesting.js'
 import { postJson, readBody } from '../net/outbound.js'
+import { MAX_NESTING_DEPTH, tooDeep } from '../schemas/nesting.js'
 import { isChunk, isCompletion, type StreamChunk, streamTexts } from './completions.js'
 
 type Json = Record<string, unknown>

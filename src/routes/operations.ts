@@ -3,7 +3,6 @@ import type { FastifyPluginAsync } from 'fastify'
 import { AppError } from '../errors.js'
 import { errorResponses } from '../http/openapi.js'
 import { sendJson } from '../http/send.js'
-import type { Store } from '../store/database.js'
 
 const StatusSchema = Type.Object(
   { status: Type.String({ description: 'ok when healthy.', examples: ['ok'] }) },
@@ -16,8 +15,14 @@ const StatusSchema = Type.Object(
  */
 const OK = JSON.stringify({ status: 'ok' })
 
-/** Unauthenticated operational endpoints: liveness, readiness, the OpenAPI document. */
-export const operationsRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { store }) => {
+/**
+ * Unauthenticated operational endpoints: liveness, readiness, the OpenAPI document. `ready`
+ * resolves when the store answers.
+ */
+export const operationsRoutes: FastifyPluginAsync<{ ready: () => Promise<void> }> = async (
+  app,
+  { ready },
+) => {
   app.get(
     '/healthz',
     {
@@ -46,7 +51,7 @@ export const operationsRoutes: FastifyPluginAsync<{ store: Store }> = async (app
     },
     async (_request, reply) => {
       try {
-        await store.ping()
+        await ready()
       } catch {
         throw new AppError('unavailable', 'The store is unreachable')
       }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { tooDeep } from '../../src/http/nesting.js'
+import { tooDeep } from '../../src/schemas/nesting.js'
 
 describe('tooDeep', () => {
   it('counts the body as the first level, arrays as objects are', () => {

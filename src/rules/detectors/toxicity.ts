@@ -1,20 +1,13 @@
 import { englishDataset, englishRecommendedTransformers, RegExpMatcher } from 'obscenity'
+import { TOXICITY_CATEGORIES, type ToxicityCategory } from '../../schemas/rule-vocabulary.js'
 import type { Finding, TargetText } from '../types.js'
 import { CodePointIndex } from './code-points.js'
 import { foldPhrase, foldTarget } from './fold.js'
 import { PhraseSet, unfold } from './phrase-set.js'
 import type { TextScore } from './types.js'
 
-/** The categories a toxicity rule judges; `flagged` limits a rule to some of them. */
-export const TOXICITY_CATEGORIES = [
-  'hate',
-  'harassment',
-  'sexual',
-  'violence',
-  'self_harm',
-  'profanity',
-] as const
-export type ToxicityCategory = (typeof TOXICITY_CATEGORIES)[number]
+// The categories are the API's list (docs/policies.md).
+export { TOXICITY_CATEGORIES, type ToxicityCategory } from '../../schemas/rule-vocabulary.js'
 
 /**
  * How much one hit weighs, by how unambiguous it is: 0.9 for a slur or a first-person threat,
