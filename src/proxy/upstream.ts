@@ -72,23 +72,9 @@ export async function callUpstream(call: UpstreamCall): Promise<UpstreamReply> {
     return new AppError('upstream_error', `${doing} (${networkReason(error)})`)
   }
   try {
-    let response: IncomingMessage
+    const response = await post(upstream, headers, payload, controller.signal, failure)
     try {
-      response = await postJson(
-        new URL(`${upstream.baseUrl}/chat/completions`),
-        headers,
-        payload,
-        controller.signal,
-      )
-    } catch (error) {
-      throw failure(error, 'Could not reach the model provider')
-    }
-    try {
-      const status = response.statusCode ?? 0
-      if (status < 200 || status > 299) {
-        const text = await readText(response, 64 * 1024)
-        throw new AppError('upstream_error', scrub(statusDetail(status, text)))
-      }
+      await expectSuccess(response, scrub)
       const type = response.headers['content-type'] ?? ''
       if (stream) {
         if (!type.includes('text/event-stream'))
@@ -154,23 +140,9 @@ export async function* streamUpstream(call: Omit<UpstreamCall, 'stream'>): Async
   }
   startClock()
   try {
-    let response: IncomingMessage
+    const response = await post(upstream, headers, payload, controller.signal, failure)
     try {
-      response = await postJson(
-        new URL(`${upstream.baseUrl}/chat/completions`),
-        headers,
-        payload,
-        controller.signal,
-      )
-    } catch (error) {
-      throw failure(error, 'Could not reach the model provider')
-    }
-    try {
-      const status = response.statusCode ?? 0
-      if (status < 200 || status > 299) {
-        const text = await readText(response, 64 * 1024)
-        throw new AppError('upstream_error', scrub(statusDetail(status, text)))
-      }
+      await expectSuccess(response, scrub)
       const type = response.headers['content-type'] ?? ''
       if (!type.includes('text/event-stream'))
         throw nonsense(`answered ${type || 'no content type'} to a streamed request`)
@@ -285,6 +257,30 @@ const nonsense = (what: string) => new AppError('upstream_error', `The model pro
 const DEEPER = `JSON nested deeper than ${MAX_NESTING_DEPTH} levels`
 
 /** The body as JSON text; a 500 internal_error, carrying the cause for the log, when it cannot be. */
+/** Sends the request; a failure to connect is `failure`'s to name. */
+async function post(
+  upstream: { baseUrl: string },
+  headers: Record<string, string>,
+  payload: string,
+  signal: AbortSignal,
+  failure: (error: unknown, doing: string) => Error,
+): Promise<IncomingMessage> {
+  try {
+    return await postJson(new URL(`${upstream.baseUrl}/chat/completions`), headers, payload, signal)
+  } catch (error) {
+    throw failure(error, 'Could not reach the model provider')
+  }
+}
+
+/** A status other than 2xx is the provider's error, its message read from the body. */
+async function expectSuccess(response: IncomingMessage, scrub: (text: string) => string): Promise<void> {
+  const status = response.statusCode ?? 0
+  if (status < 200 || status > 299) {
+    const text = await readText(response, 64 * 1024)
+    throw new AppError('upstream_error', scrub(statusDetail(status, text)))
+  }
+}
+
 function serialised(body: Json): string {
   try {
     return JSON.stringify(body)
