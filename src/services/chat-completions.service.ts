@@ -330,9 +330,14 @@ export class ChatCompletionsService {
         action = failed === null ? 'block' : failed.action
         override = failed === null ? null : failed.override_response
       }
-      const text = replacementText(override)
       if (held) yield event(held)
-      yield event({
+      yield event(overridden(override, outcome(action, output)))
+      yield DONE
+    }
+    /** The stream's last chunk when it ends on a violation: the override, `content_filter`. */
+    const overridden = (override: string | null, warden: unknown) => {
+      const text = replacementText(override)
+      return {
         ...envelope,
         choices: [
           {
@@ -342,9 +347,8 @@ export class ChatCompletionsService {
             finish_reason: 'content_filter',
           },
         ],
-        warden: outcome(action, output),
-      })
-      yield DONE
+        warden,
+      }
     }
     /** Text released between the upstream's chunks, as a chunk of its own. */
     const released = (text: string) =>
@@ -420,19 +424,7 @@ export class ChatCompletionsService {
           release += drained
           const output = (await deciding).answer
           if (output.action !== 'allow') {
-            const text = replacementText(output.override_response)
-            yield event({
-              ...envelope,
-              choices: [
-                {
-                  index: 0,
-                  delta: text === '' ? {} : { role: 'assistant', content: text },
-                  logprobs: null,
-                  finish_reason: 'content_filter',
-                },
-              ],
-              warden: outcome(output.action, output),
-            })
+            yield event(overridden(output.override_response, outcome(output.action, output)))
             yield DONE
             await chunks.return(undefined)
             return
