@@ -1,5 +1,5 @@
 import { type Judge, JudgeError, type JudgeQuestion, type JudgeScore } from '../judge/judge.js'
-import { PII_KINDS, type PolicyRule, type RuleType } from '../schemas/policies.js'
+import type { PolicyRule, RuleType } from '../schemas/policies.js'
 import {
   type Conversation,
   type ConversationInput,
@@ -9,22 +9,12 @@ import {
   type TargetMask,
   targetMask,
 } from './conversation.js'
-import type { Classifier } from './detectors/classifier/linear.js'
-import { injectionScorer, type ModelScorer, toxicityScorer } from './detectors/classifier/scorers.js'
-import {
-  keywordsDetector,
-  lengthMatcher,
-  type PiiKind,
-  piiMatcher,
-  redactText,
-  regexMatcher,
-  type TextMatcher,
-  type TextScore,
-  TOXICITY_CATEGORIES,
-  toxicityHeuristic,
-} from './detectors/index.js'
-import { lengthPending, piiPending, regexPending } from './detectors/pending.js'
+import { redactText, type TextScore } from './detectors/index.js'
+import type { Classifiers, CompileContext, Engine } from './engines/engine.js'
+import { ENGINES } from './engines/registry.js'
 import type { Finding, RuleMethod, RuleStatus, TargetText } from './types.js'
+
+export type { Classifiers, Engine } from './engines/engine.js'
 
 /** A policy as evaluation needs it: a stored revision or a draft. */
 export interface EvaluablePolicy {
@@ -116,31 +106,6 @@ export interface EvaluateOptions {
 
 export type RuleObserver = (type: RuleType, method: RuleMethod, seconds: number) => void
 
-/** How a compiled rule reaches its verdict. */
-export type Engine =
-  | {
-      kind: 'detector'
-      match: TextMatcher
-      /**
-       * Where a finding may still be in progress at the end of a reply being streamed (pending.ts);
-       * `from` is an earlier answer for a prefix of the text, where a scan may start.
-       */
-      pending: (text: string, from: number) => number
-    }
-  | {
-      kind: 'per-text-score'
-      type: 'toxicity' | 'prompt_injection'
-      /** The rule's `detector`: null picks the judge when one is configured, else the model. */
-      detector: 'model' | 'judge' | null
-      model: ModelScorer
-      categories: readonly string[]
-    }
-  | { kind: 'factuality' }
-  | { kind: 'relevance' }
-  | { kind: 'custom'; definition: string }
-  /** A rule that cannot be evaluated as stored; validation should have refused it. */
-  | { kind: 'broken'; method: RuleMethod; reason: string }
-
 export interface CompiledRule {
   index: number
   type: RuleType
@@ -160,100 +125,21 @@ export interface CompiledPolicy {
 }
 
 const DEFAULT_THRESHOLD = 0.5
-const LENGTH_VALUE = /^[1-9][0-9]{0,7}$/
-const MAX_LENGTH = 10_000_000
-const piiKinds: ReadonlySet<string> = new Set(PII_KINDS)
 /** The reason of a rule that needs a judge when none is configured. */
 export const NO_JUDGE = 'no judge configured'
 /** Rule types whose findings are replaced in `redacted`; toxicity, injection and length findings are not entities. */
 export const REDACTED_TYPES: ReadonlySet<RuleType> = new Set<RuleType>(['pii', 'keywords', 'regex'])
 
-function compileRule(
-  rule: PolicyRule,
-  index: number,
-  definition: string | null,
-  classifiers: Classifiers,
-): CompiledRule {
-  const scored =
-    rule.type === 'factuality' ||
-    rule.type === 'relevance' ||
-    rule.type === 'custom' ||
-    rule.type === 'toxicity' ||
-    rule.type === 'prompt_injection'
+function compileRule(rule: PolicyRule, index: number, context: CompileContext): CompiledRule {
+  const engine = ENGINES[rule.type]
   return {
     index,
     type: rule.type,
     expected: rule.expected,
-    threshold: scored ? (rule.threshold ?? DEFAULT_THRESHOLD) : null,
-    minimum: rule.type === 'factuality' || rule.type === 'relevance' || rule.type === 'custom',
-    engine: compileEngine(rule, definition, classifiers),
+    threshold: engine.scored ? (rule.threshold ?? DEFAULT_THRESHOLD) : null,
+    minimum: engine.minimum,
+    engine: engine.compile(rule, context),
   }
-}
-
-function compileEngine(rule: PolicyRule, definition: string | null, classifiers: Classifiers): Engine {
-  const broken = (reason: string): Engine => ({ kind: 'broken', method: 'detector', reason })
-  switch (rule.type) {
-    case 'pii': {
-      if (rule.flagged?.some((kind) => !piiKinds.has(kind)))
-        return broken('the pii rule names an unknown kind')
-      const kinds = (rule.flagged as PiiKind[] | null) ?? PII_KINDS
-      return { kind: 'detector', match: piiMatcher(kinds), pending: piiPending(kinds) }
-    }
-    case 'keywords':
-      if (rule.flagged === null) return broken('the keywords rule has no phrases')
-      return { kind: 'detector', ...keywordsDetector(rule.flagged) }
-    case 'regex':
-      if (rule.value === null) return broken('the regex rule has no pattern')
-      try {
-        return { kind: 'detector', match: regexMatcher(rule.value), pending: regexPending(rule.value) }
-      } catch {
-        return broken('the regex rule has a pattern RE2 cannot compile')
-      }
-    case 'length': {
-      const max = rule.value !== null && LENGTH_VALUE.test(rule.value) ? Number(rule.value) : 0
-      if (max < 1 || max > MAX_LENGTH) return broken('the length rule has no valid maximum')
-      return { kind: 'detector', match: lengthMatcher(max), pending: lengthPending(max) }
-    }
-    case 'toxicity': {
-      const classifier = classifiers.toxicity
-      const heads = new Set(classifier.model.heads.map((h) => h.name))
-      // The lexicon scores the judged categories the model has no head for.
-      const unmodelled = rule.flagged?.filter((c) => !heads.has(c)) ?? []
-      return {
-        kind: 'per-text-score',
-        type: 'toxicity',
-        detector: rule.detector ?? null,
-        model: toxicityScorer(
-          classifier,
-          rule.flagged,
-          unmodelled.length > 0 ? toxicityHeuristic(unmodelled) : null,
-        ),
-        categories: rule.flagged ?? TOXICITY_CATEGORIES,
-      }
-    }
-    case 'prompt_injection':
-      return {
-        kind: 'per-text-score',
-        type: 'prompt_injection',
-        detector: rule.detector ?? null,
-        model: injectionScorer(classifiers.prompt_injection),
-        categories: [],
-      }
-    case 'factuality':
-      return { kind: 'factuality' }
-    case 'relevance':
-      return { kind: 'relevance' }
-    case 'custom':
-      if (definition === null)
-        return { kind: 'broken', method: 'judge', reason: 'the policy has no definition' }
-      return { kind: 'custom', definition }
-  }
-}
-
-/** The offline classifiers toxicity and prompt_injection rules are scored by (src/models/shipped.ts loads Warden's). */
-export interface Classifiers {
-  prompt_injection: Classifier
-  toxicity: Classifier
 }
 
 /** Builds every rule of `policy` once; reuse the result for every evaluation of that revision. */
@@ -261,7 +147,9 @@ export function compilePolicy(policy: EvaluablePolicy, classifiers: Classifiers)
   return {
     policy,
     targets: targetMask(policy.target),
-    rules: policy.rules.map((rule, i) => compileRule(rule, i, policy.definition, classifiers)),
+    rules: policy.rules.map((rule, i) =>
+      compileRule(rule, i, { definition: policy.definition, classifiers }),
+    ),
   }
 }
 
@@ -368,15 +256,24 @@ function judgeFailure(error: unknown, signal: AbortSignal | undefined): string {
  * Evaluates one policy's deterministic rules; a judged rule is listed in `awaiting`, its questions
  * appended to `questions`, and its result completed once the judge has answered.
  */
-function evaluatePolicy(
-  compiled: CompiledPolicy,
-  conversation: Conversation,
-  judge: Judge | null,
-  awaiting: Awaiting[],
-  questions: JudgeQuestion[],
-  timing: Timing | null,
-  redactable: Finding[],
-): PolicyResult {
+/**
+ * One evaluation under way: the conversation read once, and what its policies' rules add up as
+ * they are evaluated (the judge's questions and the rules waiting for them, the findings to
+ * redact).
+ */
+interface Run {
+  conversation: Conversation
+  judge: Judge | null
+  timing: Timing | null
+  /** Rules waiting for the judge, and every question of the evaluation, asked together. */
+  awaiting: Awaiting[]
+  questions: JudgeQuestion[]
+  /** Every finding of a pii, keywords or regex rule, for `redacted` (none capped). */
+  redactable: Finding[]
+}
+
+function evaluatePolicy(compiled: CompiledPolicy, run: Run): PolicyResult {
+  const { conversation, judge, awaiting, questions, timing, redactable } = run
   const { policy } = compiled
   const rules: RuleResult[] = []
   const texts = conversation.textsFor(compiled.targets)
@@ -568,9 +465,8 @@ export function evaluate(
     : null
   const started = timing ? timing.clock() : 0
   const redactable: Finding[] = []
-  const results = policies.map((p) =>
-    evaluatePolicy(p, read, options.judge, awaiting, questions, timing, redactable),
-  )
+  const run: Run = { conversation: read, judge: options.judge, timing, awaiting, questions, redactable }
+  const results = policies.map((p) => evaluatePolicy(p, run))
   if (questions.length === 0 || options.judge === null)
     return Promise.resolve(decide(policies, results, redactable))
   const judge = options.judge
