@@ -699,6 +699,37 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
       expect(findings).toContainEqual(expect.objectContaining({ kind: 'credit_card' }))
     })
 
+    it('relays a stream as it arrives when no enforced policy reads the output', async () => {
+      await create('/v1/applications', {
+        id: 'input-only',
+        name: 'x',
+        description: '',
+        provider: 'double',
+        model: 'm',
+      })
+      await create('/v1/applications/input-only/policies', {
+        id: 'no-cards-in',
+        rules: [{ type: 'pii', flagged: ['credit_card'] }],
+        target: ['input'],
+      })
+      await create('/v1/applications/input-only/policies', {
+        id: 'watch-out',
+        rules: [{ type: 'pii', flagged: ['credit_card'] }],
+        target: ['output'],
+        mode: 'monitor',
+      })
+      const text = `Your card ${CARD} is on file.`
+      const chunks = chunksOf(text, { size: 3 })
+      double.script({ chunks })
+      const res = await post('input-only', { model: 'm', stream: true, messages: user('card?') })
+      const events = eventsOf(await res.text())
+      const contents = events.map((c) => c.choices[0]?.delta?.content ?? '').filter((c) => c !== '')
+      // Each upstream chunk passes as it came, the card too: only a monitoring policy reads it.
+      expect(contents.join('')).toBe(text)
+      expect(contents.length).toBeGreaterThanOrEqual(Math.ceil([...text].length / 3))
+      expect(events.at(-1).warden).toMatchObject({ action: 'allow' })
+    })
+
     it('answers X-Warden-Stream: buffered with nothing before the whole reply passed', async () => {
       double.script({ chunks: chunksOf('All fine here.') })
       const res = await postBuffered('support-bot', { model: 'm', stream: true, messages: user('x') })
