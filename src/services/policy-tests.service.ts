@@ -171,7 +171,7 @@ export class PolicyTestsService {
     }
     const key = { workspaceId, applicationId, policyId }
     const etag = newEtag()
-    await this.deps.store.write(async (trx) => {
+    const write = async (trx: Kysely<Database>) => {
       // The policy row stays locked (where the store needs it) while the count and the insert
       // run, so concurrent creates cannot pass the cap together.
       const policy = await findPolicyForUpdate(trx, workspaceId, applicationId, policyId)
@@ -182,25 +182,27 @@ export class PolicyTestsService {
           `Policy "${policyId}" already has ${MAX_TESTS_PER_POLICY} test cases, the most it may hold`,
         )
       }
-      try {
-        await insertPolicyTest(trx, {
-          workspace_id: workspaceId,
-          application_id: applicationId,
-          policy_id: policyId,
-          id: test.id,
-          name: test.name,
-          messages: toJson(test.messages),
-          context: test.context === null ? null : toJson(test.context),
-          expected: toJson(test.expected),
-          etag,
-          created: now,
-          updated: now,
-        })
-      } catch (error) {
-        if (isUniqueViolation(error)) throw this.duplicate(key, test.id)
-        throw error
-      }
-    })
+      await insertPolicyTest(trx, {
+        workspace_id: workspaceId,
+        application_id: applicationId,
+        policy_id: policyId,
+        id: test.id,
+        name: test.name,
+        messages: toJson(test.messages),
+        context: test.context === null ? null : toJson(test.context),
+        expected: toJson(test.expected),
+        etag,
+        created: now,
+        updated: now,
+      })
+    }
+    try {
+      await this.deps.store.write(write)
+    } catch (error) {
+      // The insert's own failure arrives with the commit (runStatement): map it here.
+      if (isUniqueViolation(error)) throw this.duplicate(key, test.id)
+      throw error
+    }
     return { id: test.id, etag, json: JSON.stringify(test) }
   }
 
