@@ -3,7 +3,12 @@
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
 
 export type StoreConfig =
-  | { kind: 'sqlite'; path: string }
+  | {
+      kind: 'sqlite'
+      path: string
+      /** Past this size the write-ahead log is checkpointed with TRUNCATE (SQLITE_WAL_TRUNCATE_MB). */
+      walTruncateBytes?: number
+    }
   | {
       kind: 'postgres'
       url: string
@@ -107,6 +112,9 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
   return value
 }
 
+/** The write-ahead log's size past which the SQLite writer truncates it (SQLITE_WAL_TRUNCATE_MB). */
+export const DEFAULT_WAL_TRUNCATE_BYTES = 64 * 1_048_576
+
 /** Parses a `DATABASE_URL` into the store it names. */
 export function parseDatabaseUrl(url: string, env: NodeJS.ProcessEnv = {}): StoreConfig {
   if (url.startsWith('sqlite:')) {
@@ -115,7 +123,13 @@ export function parseDatabaseUrl(url: string, env: NodeJS.ProcessEnv = {}): Stor
     if (path.startsWith('//')) path = path.slice(2)
     if (path === '')
       throw new ConfigError('DATABASE_URL names no SQLite file (expected sqlite:./data/warden.db)')
-    return { kind: 'sqlite', path }
+    return {
+      kind: 'sqlite',
+      path,
+      walTruncateBytes:
+        integer(env, 'SQLITE_WAL_TRUNCATE_MB', DEFAULT_WAL_TRUNCATE_BYTES / 1_048_576, 1, 1_000_000) *
+        1_048_576,
+    }
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
     try {

@@ -2,13 +2,14 @@ import { mkdirSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname } from 'node:path'
 import SQLite from 'better-sqlite3'
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely'
+import { Kysely, PostgresDialect, sql } from 'kysely'
 import type Pg from 'pg'
-import type { StoreConfig } from '../config.js'
+import { DEFAULT_WAL_TRUNCATE_BYTES, type StoreConfig } from '../config.js'
 import type { DialectName } from './dialect.js'
 import { rethrowStoreError, withOutageErrors } from './errors.js'
 import { GroupCommit } from './group-commit.js'
 import { type DirectConnection, runPreparedQueriesOn } from './prepared-queries.js'
+import { SqliteWriter, writerDialect } from './sqlite-writer.js'
 import type { Database } from './tables.js'
 
 export interface Store {
@@ -45,16 +46,12 @@ const pgTypes = (pg: typeof Pg) => ({
 const STATEMENT_CACHE_SIZE = 2000
 
 /**
- * Kysely prepares every query it runs; preparing costs more than running a point query. Query
- * shapes repeat, so keep each prepared statement by its SQL text and reuse it. `statementsRun`
- * counts the statements started on the connection, so that readers elsewhere can tell when it
- * may have written (see `withTurnSnapshots`).
+ * Preparing costs more than running a point query, and query shapes repeat: keep each prepared
+ * statement of the read connection by its SQL text and reuse it.
  */
-export function withStatementCache(database: SQLite.Database) {
+function withStatementCache(database: SQLite.Database) {
   const statements = new Map<string, SQLite.Statement>()
-  let statementsRun = 0
   const prepare = (text: string, pluck = false) => {
-    statementsRun++
     const key = pluck ? `column\0${text}` : text
     let statement = statements.get(key)
     if (!statement) {
@@ -102,23 +99,18 @@ export function withStatementCache(database: SQLite.Database) {
       }
     },
   }
-  return {
-    close: () => database.close(),
-    prepare: (text: string) => prepare(text),
-    direct,
-    statementsRun: () => statementsRun,
-  }
+  return { direct }
 }
 
 /**
  * Reads on a read-only connection that arrive in the same turn of the event loop share one read
  * transaction, instead of each taking and releasing the WAL's read lock (two system calls and a
  * check of the WAL index per read). The transaction ends when the turn does, and before the next
- * read whenever `writerStatements` has moved on, that is, whenever the write connection may have
- * committed: a read never misses a write this process has acknowledged. A commit by another
+ * read whenever `commits` has moved on, that is, whenever the writer has committed: a read never
+ * misses a write this process has acknowledged. A commit by another
  * process is seen from the next turn on.
  */
-export function withTurnSnapshots(database: SQLite.Database, writerStatements: () => number) {
+export function withTurnSnapshots(database: SQLite.Database, commits: () => number) {
   const cached = withStatementCache(database)
   const begin = database.prepare('begin')
   const commit = database.prepare('commit')
@@ -135,7 +127,7 @@ export function withTurnSnapshots(database: SQLite.Database, writerStatements: (
     end()
   }
   const ensure = () => {
-    const now = writerStatements()
+    const now = commits()
     if (open) {
       if (now === takenAt) return
       end()
@@ -175,28 +167,26 @@ export function withTurnSnapshots(database: SQLite.Database, writerStatements: (
   }
 }
 
-function openSqlite(path: string): Store {
+function openSqlite(config: Extract<StoreConfig, { kind: 'sqlite' }>): Store {
+  const { path } = config
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
-  const database = new SQLite(path)
-  // WAL with synchronous=FULL: a commit is on disk before it returns, so a 201 is never lost.
-  database.pragma('journal_mode = WAL')
-  database.pragma('synchronous = FULL')
-  database.pragma('foreign_keys = ON')
-  database.pragma('busy_timeout = 5000')
-  const writer = withStatementCache(database)
-  const db = new Kysely<Database>({ dialect: withOutageErrors(new SqliteDialect({ database: writer })) })
-  // Hot reads outside transactions use a read-only connection of their own: in WAL mode it sees
+  // The write connection lives in a thread of its own, which commits (WAL, synchronous=FULL: a
+  // commit is on disk before it is acknowledged) and checkpoints without holding the event loop.
+  const writer = new SqliteWriter(path, {
+    walTruncateBytes: config.walTruncateBytes ?? DEFAULT_WAL_TRUNCATE_BYTES,
+  })
+  // Reads outside transactions use a read-only connection of their own: in WAL mode it sees
   // every committed write and nothing of a commit still in progress on the write connection,
   // and it never waits behind one. Reads in one turn of the event loop share its snapshot.
-  let reader: { close(): void } | undefined
+  let reader: ReturnType<typeof withTurnSnapshots> | undefined
   if (path !== ':memory:') {
     const connection = new SQLite(path, { readonly: true })
     connection.pragma('busy_timeout = 5000')
-    const snapshots = withTurnSnapshots(connection, writer.statementsRun)
-    runPreparedQueriesOn(db, snapshots.direct)
-    reader = snapshots
+    reader = withTurnSnapshots(connection, () => writer.commits)
   }
-  const groupCommit = new GroupCommit(db, writer.direct)
+  const db = new Kysely<Database>({ dialect: withOutageErrors(writerDialect(writer, reader?.direct)) })
+  if (reader) runPreparedQueriesOn(db, reader.direct)
+  const groupCommit = new GroupCommit(db, writer)
   return {
     db,
     dialect: 'sqlite',
@@ -206,8 +196,8 @@ function openSqlite(path: string): Store {
       await sql`select 1`.execute(db)
     },
     async close() {
-      await db.destroy()
       reader?.close()
+      await db.destroy()
     },
   }
 }
@@ -252,5 +242,5 @@ function openPostgres(config: Extract<StoreConfig, { kind: 'postgres' }>): Store
 
 /** Opens the store that the configuration names. */
 export function openStore(config: StoreConfig): Store {
-  return config.kind === 'sqlite' ? openSqlite(config.path) : openPostgres(config)
+  return config.kind === 'sqlite' ? openSqlite(config) : openPostgres(config)
 }

@@ -1,5 +1,7 @@
-import { CompiledQuery, type Kysely } from 'kysely'
-import { type DirectConnection, runPreparedQueriesOn, runStatement } from './prepared-queries.js'
+import type { Kysely } from 'kysely'
+import { runPreparedQueriesOn } from './prepared-queries.js'
+import { type SqliteWriter, toError } from './sqlite-writer.js'
+import type { SegmentFailure } from './sqlite-writer-thread.js'
 
 type Write<DB, T> = (db: Kysely<DB>) => Promise<T>
 
@@ -9,20 +11,19 @@ interface Pending<DB> {
   reject(error: unknown): void
 }
 
-const SAVEPOINT = CompiledQuery.raw('savepoint w')
-const RELEASE = CompiledQuery.raw('release w')
-const ROLLBACK_TO = CompiledQuery.raw('rollback to w')
+type Outcome = { value: unknown } | { error: unknown }
 
 /** The most writes one commit carries; a longer queue is drained in several commits. */
 const MAX_BATCH = 256
 
 /**
- * Group commit for SQLite. With `synchronous=FULL` every commit waits for an fsync (about a
- * quarter of a millisecond here, with the event loop blocked), so one commit per request caps
- * writes at a few thousand a second. Writes that arrive together instead share one transaction
+ * Group commit for SQLite. With `synchronous=FULL` every commit waits for an fsync (a quarter of
+ * a millisecond to tens of milliseconds here, in the writer thread: `sqlite-writer.ts`), so one
+ * commit per request caps writes at a few thousand a second. Writes that arrive together instead share one transaction
  * and one fsync: each runs inside its own savepoint, so a write that fails (a duplicate id, a
  * failed precondition) is rolled back alone and its caller gets its error, while the others
- * commit. No caller hears of success before the commit that holds its write is on disk.
+ * commit. No caller hears of success before the commit that holds its write is on disk. The
+ * writes that arrive while a commit is on its way to disk form the next one.
  */
 export class GroupCommit<DB> {
   private queue: Pending<DB>[] = []
@@ -30,13 +31,10 @@ export class GroupCommit<DB> {
   /** Commits made and writes they carried, for tests and benchmarks. */
   readonly stats = { commits: 0, writes: 0 }
 
-  /**
-   * With `connection` (the connection `db` writes on), the savepoints and the compiled statements
-   * of the writes run on it directly rather than through Kysely's executor.
-   */
+  /** `db` runs its transactions on `writer`, whose segments carry the writes. */
   constructor(
     private readonly db: Kysely<DB>,
-    private readonly connection?: DirectConnection,
+    private readonly writer: SqliteWriter,
   ) {}
 
   run<T>(write: Write<DB, T>): Promise<T> {
@@ -52,26 +50,33 @@ export class GroupCommit<DB> {
 
   private async flush(): Promise<void> {
     const batch = this.queue.splice(0, MAX_BATCH)
-    const settle: (() => void)[] = []
+    const outcomes: Outcome[] = []
     try {
       await this.db.transaction().execute(async (trx) => {
-        if (this.connection) runPreparedQueriesOn(trx, this.connection, true)
+        runPreparedQueriesOn(trx, this.writer.direct, true)
         for (const pending of batch) {
-          await runStatement(trx, SAVEPOINT)
+          this.writer.send('segment')
           try {
-            const value = await pending.write(trx)
-            await runStatement(trx, RELEASE)
-            settle.push(() => pending.resolve(value))
+            outcomes.push({ value: await pending.write(trx) })
+            this.writer.send('end')
           } catch (error) {
-            await runStatement(trx, ROLLBACK_TO)
-            await runStatement(trx, RELEASE)
-            settle.push(() => pending.reject(error))
+            this.writer.send('abort')
+            outcomes.push({ error })
           }
+          // The write's statements leave as one message; the thread runs them meanwhile.
+          this.writer.flush()
         }
+        // Writes whose sent statements failed: rolled back alone, in the writer thread.
+        const failures = (await this.writer.request('failures')) as SegmentFailure[]
+        for (const { segment, error } of failures) outcomes[segment] = { error: toError(error) }
       })
       this.stats.commits++
       this.stats.writes += batch.length
-      for (const done of settle) done()
+      batch.forEach((pending, i) => {
+        const outcome = outcomes[i] as Outcome
+        if ('error' in outcome) pending.reject(outcome.error)
+        else pending.resolve(outcome.value)
+      })
     } catch (error) {
       // The commit itself failed: nothing in this batch is on disk.
       for (const pending of batch) pending.reject(error)

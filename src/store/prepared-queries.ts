@@ -16,6 +16,12 @@ export interface DirectConnection {
   column(sql: string, parameters: readonly unknown[]): unknown[]
   /** Runs `read` in one read transaction, so that all its queries see the same data. */
   snapshot<T>(read: () => T): T
+  /**
+   * Runs a write without waiting for it, where the connection allows (the SQLite writer thread,
+   * inside a group commit): its failure fails the write it belongs to when the group commits
+   * (`GroupCommit`), not at this call.
+   */
+  send?(sql: string, parameters: readonly unknown[]): void
 }
 
 /** Where compiled reads run directly, and where writes do too. */
@@ -90,15 +96,19 @@ export async function runInsert<DB>(
     db.insertInto(table).values(Object.fromEntries(columns.map((column) => [column, null])) as never)
   const values = columns.map((column) => row[column] ?? null)
   const text = preparedText(db, `insert ${table}`, build, values.length)
-  const connection = writers.get(db)
-  if (connection) connection.run(text, values)
-  else await db.executeQuery(CompiledQuery.raw(text, values))
+  await runStatement(db, CompiledQuery.raw(text, values))
 }
 
-/** Runs a statement given as SQL text, directly where `runPreparedQueriesOn` allows. */
+/**
+ * Runs a write given as SQL text, directly where `runPreparedQueriesOn` allows. Inside a group
+ * commit on SQLite it is sent without waiting: a failure (a duplicate key, a missing parent)
+ * fails the write when the group commits, so callers map such errors where they call
+ * `Store.write`, not inside the write.
+ */
 export async function runStatement<DB>(db: Kysely<DB>, statement: CompiledQuery): Promise<void> {
   const connection = writers.get(db)
-  if (connection) connection.run(statement.sql, statement.parameters)
+  if (connection?.send) connection.send(statement.sql, statement.parameters)
+  else if (connection) connection.run(statement.sql, statement.parameters)
   else await db.executeQuery(statement)
 }
 

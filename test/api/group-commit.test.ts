@@ -2,27 +2,23 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
-import { Kysely, SqliteDialect, sql } from 'kysely'
+import { Kysely, sql } from 'kysely'
 import { afterAll, describe, expect, it } from 'vitest'
-import { withStatementCache } from '../../src/store/database.js'
 import { GroupCommit } from '../../src/store/group-commit.js'
 import { runInsert } from '../../src/store/prepared-queries.js'
+import { SqliteWriter, writerDialect } from '../../src/store/sqlite-writer.js'
 
-describe.each([
-  ['through Kysely', false],
-  ['directly on the write connection', true],
-])('GroupCommit (SQLite, statements %s)', (_mode, direct) => {
+describe('GroupCommit (SQLite, in the writer thread)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'warden-gc-'))
-  const database = new SQLite(join(dir, 'gc.db'))
-  database.pragma('journal_mode = WAL')
-  database.pragma('synchronous = FULL')
-  database.exec('create table t (id text primary key, v integer not null)')
-  const db = new Kysely<any>({ dialect: new SqliteDialect({ database }) })
-  // The write connection's own statement runner, as the SQLite store builds it.
-  const connection = withStatementCache(database).direct
-  const group = new GroupCommit(db, direct ? connection : undefined)
+  // The write connection lives in the writer thread, as in the SQLite store; `database` only reads.
+  const writer = new SqliteWriter(join(dir, 'gc.db'), { walTruncateBytes: 64 * 1_048_576 })
+  writer.call('run', 'create table t (id text primary key, v integer not null)', [])
+  const database = new SQLite(join(dir, 'gc.db'), { readonly: true })
+  const db = new Kysely<any>({ dialect: writerDialect(writer, undefined) })
+  const group = new GroupCommit(db, writer)
   const insert = (trx: Kysely<any>, id: string, v: number) => runInsert(trx, 't', ['id', 'v'], { id, v })
   afterAll(async () => {
+    database.close()
     await db.destroy()
     rmSync(dir, { recursive: true, force: true })
   })
@@ -57,6 +53,23 @@ describe.each([
     expect(group.stats.commits - before.commits).toBeLessThan(5)
   })
 
+  it('fails a write at its next read once a statement it sent has failed, and only that write', async () => {
+    const results = await Promise.allSettled([
+      group.run(async (trx) => {
+        await insert(trx, 'read-after-1', 1)
+        await insert(trx, 'k2', 0) // a duplicate: sent, fails in the writer thread
+        return trx.selectFrom('t').select('id').where('id', '=', 'read-after-1').execute()
+      }),
+      group.run((trx) => insert(trx, 'read-after-2', 2)),
+    ])
+    expect(results[0]).toMatchObject({ status: 'rejected', reason: { code: 'SQLITE_CONSTRAINT_PRIMARYKEY' } })
+    expect(results[1]).toMatchObject({ status: 'fulfilled' })
+    expect(database.prepare('select id from t where id = ?').get('read-after-1')).toBeUndefined()
+    expect(database.prepare('select id from t where id = ?').get('read-after-2')).toEqual({
+      id: 'read-after-2',
+    })
+  })
+
   it('runs a write that arrives during a commit in the next one', async () => {
     const first = group.run((trx) => insert(trx, 'late-1', 1))
     await first
@@ -65,18 +78,21 @@ describe.each([
   })
 
   it('leaves nothing behind when the commit itself fails', async () => {
-    database.exec(
+    await writer.request(
+      'run',
       'create table c (id text primary key, parent text references t(id) deferrable initially deferred)',
     )
-    database.pragma('foreign_keys = ON')
     const results = await Promise.allSettled([
       group.run((trx) => insert(trx, 'kept-only-if-committed', 1)),
       // A deferred foreign key is checked at COMMIT: the whole batch fails with it.
       group.run((trx) => runInsert(trx, 'c', ['id', 'parent'], { id: 'orphan', parent: 'missing' })),
     ])
-    database.pragma('foreign_keys = OFF')
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected'])
     expect(database.prepare('select id from t where id = ?').get('kept-only-if-committed')).toBeUndefined()
-    expect(database.inTransaction).toBe(false)
+    // The failed transaction was rolled back: the next write commits on its own.
+    await group.run((trx) => insert(trx, 'after-failure', 1))
+    expect(database.prepare('select id from t where id = ?').get('after-failure')).toEqual({
+      id: 'after-failure',
+    })
   })
 })

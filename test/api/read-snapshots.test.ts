@@ -2,7 +2,7 @@ import SQLite from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { prepareStore } from '../../src/services/store-setup.js'
 import { findApplicationDocument, insertApplication } from '../../src/store/applications.repository.js'
-import { openStore, type Store } from '../../src/store/database.js'
+import { openStore, type Store, withTurnSnapshots } from '../../src/store/database.js'
 import type { NewApplication } from '../../src/store/tables.js'
 import { freshStoreConfig, type TestStoreConfig } from '../helpers/stores.js'
 import { nextTurn } from '../helpers/turns.js'
@@ -42,20 +42,40 @@ describe('SQLite reads within one turn of the event loop', () => {
     await fresh.drop()
   })
 
-  it('see every write this process made before them, even in the same turn', async () => {
+  it('see every write this process made before them', async () => {
     await nextTurn()
-    let turnEnded = false
-    setImmediate(() => {
-      turnEnded = true
-    })
     const find = (id: string) => findApplicationDocument(store.db, 'ws', id)
     expect(await find('same-turn')).toBeUndefined()
-    // Not through the group commit: a write committed on its own, between two reads of one turn.
+    // Not through the group commit: a write committed on its own.
     await insertApplication(store.db, row('same-turn'))
     expect(await find('same-turn')).toEqual({ etag: 'e-same-turn', doc: '{"id":"same-turn"}' })
-    expect(turnEnded).toBe(false)
     await store.writeOne((db) => insertApplication(db, row('grouped')))
     expect(await find('grouped')).toEqual({ etag: 'e-grouped', doc: '{"id":"grouped"}' })
+  })
+
+  it('take a new snapshot within the turn as soon as the writer has committed', async () => {
+    await nextTurn()
+    if (fresh.config.kind !== 'sqlite') throw new Error('a SQLite store was expected')
+    let commits = 0
+    const reader = withTurnSnapshots(new SQLite(fresh.config.path, { readonly: true }), () => commits)
+    const other = connect()
+    try {
+      const read = () => reader.direct.first('select id from applications where id = ?', ['moved'])
+      expect(read()).toBeUndefined()
+      other
+        .prepare(
+          `insert into applications (workspace_id, id, name, description, etag, created, updated, doc)
+           values ('ws', 'moved', 'n', 'd', 'e', 1, 1, '{}')`,
+        )
+        .run()
+      // The same turn, and no commit of this process's writer: the snapshot stays.
+      expect(read()).toBeUndefined()
+      commits++
+      expect(read()).toEqual({ id: 'moved' })
+    } finally {
+      reader.close()
+      other.close()
+    }
   })
 
   it('see a commit made by another process from the next turn on', async () => {
