@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { Kysely, sql } from 'kysely'
 import { afterAll, describe, expect, it } from 'vitest'
+import { StoreUnavailableError } from '../../src/store/errors.js'
 import { GroupCommit } from '../../src/store/group-commit.js'
 import { runInsert } from '../../src/store/prepared-queries.js'
 import { SqliteWriter, writerDialect } from '../../src/store/sqlite-writer.js'
@@ -94,5 +95,22 @@ describe('GroupCommit (SQLite, in the writer thread)', () => {
     expect(database.prepare('select id from t where id = ?').get('after-failure')).toEqual({
       id: 'after-failure',
     })
+  })
+})
+
+describe('SqliteWriter when its thread is gone', () => {
+  it('answers every later request with StoreUnavailableError, never a hang', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'warden-writer-'))
+    const writer = new SqliteWriter(join(dir, 'w.db'), { walTruncateBytes: 64 * 1_048_576 })
+    try {
+      writer.call('run', 'create table t (id text primary key)', [])
+      // The thread ends as if it had crashed (a private field: no API stops it otherwise).
+      await (writer as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate()
+      await new Promise((resolve) => setImmediate(resolve))
+      await expect(writer.request('begin')).rejects.toBeInstanceOf(StoreUnavailableError)
+      expect(() => writer.call('run', 'select 1', [])).toThrow(StoreUnavailableError)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })
