@@ -1,7 +1,6 @@
 import type { Kysely } from 'kysely'
 import { runPreparedQueriesOn } from './prepared-queries.js'
 import { type SqliteWriter, toError } from './sqlite-writer.js'
-import type { SegmentFailure } from './sqlite-writer-thread.js'
 
 type Write<DB, T> = (db: Kysely<DB>) => Promise<T>
 
@@ -63,13 +62,12 @@ export class GroupCommit<DB> {
             this.writer.send('abort')
             outcomes.push({ error })
           }
-          // The write's statements leave as one message; the thread runs them meanwhile.
-          this.writer.flush()
         }
-        // Writes whose sent statements failed: rolled back alone, in the writer thread.
-        const failures = (await this.writer.request('failures')) as SegmentFailure[]
-        for (const { segment, error } of failures) outcomes[segment] = { error: toError(error) }
+        // The writes' statements leave as one message with the commit: one wake of the thread.
       })
+      // Writes whose sent statements failed were rolled back alone, in the writer thread.
+      for (const { segment, error } of this.writer.failedSegments)
+        outcomes[segment] = { error: toError(error) }
       this.stats.commits++
       this.stats.writes += batch.length
       batch.forEach((pending, i) => {

@@ -30,7 +30,7 @@ export interface WriterThreadData {
  * segments: `segment` opens one (a savepoint), `send` runs a statement whose answer nobody waits
  * for, `end` releases the segment and `abort` rolls it back. A sent statement that fails rolls
  * its segment back at once, and every later statement of that segment answers with its error;
- * `failures` lists the segments that failed so.
+ * `commit` answers with the segments that failed so.
  */
 export interface WriterRequest {
   id: number
@@ -43,7 +43,6 @@ export interface WriterRequest {
     | 'segment'
     | 'end'
     | 'abort'
-    | 'failures'
     | 'begin'
     | 'commit'
     | 'rollback'
@@ -57,7 +56,7 @@ export interface WriterRequest {
   answer: 'sync' | 'async' | 'none'
 }
 
-/** A segment that a sent statement failed, as `failures` lists it. */
+/** A segment that a sent statement failed, as the answer to `commit` lists it. */
 export interface SegmentFailure {
   segment: number
   error: { name: string; message: string; code?: unknown }
@@ -102,6 +101,8 @@ export function writerThread(
   let segment = -1
   let segmentError: Error | undefined
   let failures: SegmentFailure[] = []
+  /** The error of a BEGIN that failed, until the rollback that ends its transaction. */
+  let beginError: Error | undefined
 
   const connection = (): BetterSqlite3.Database => {
     if (!db) throw new Error('the store is not open')
@@ -137,6 +138,15 @@ export function writerThread(
   }
   const execute = (request: WriterRequest): unknown => {
     const parameters = request.parameters ?? []
+    // A transaction whose BEGIN failed (it is sent without waiting) fails every step up to its
+    // rollback with that error: nothing of it may run outside a transaction.
+    if (beginError) {
+      if (request.op === 'rollback') {
+        beginError = undefined
+        return null
+      }
+      if (request.op !== 'open' && request.op !== 'close') throw beginError
+    }
     // A statement of a failed segment answers with the error that failed it.
     if (segmentError && (request.op === 'run' || request.op === 'first' || request.op === 'column'))
       throw segmentError
@@ -188,18 +198,21 @@ export function writerThread(
         }
         segmentError = undefined
         return null
-      case 'failures':
-        return failures
       case 'begin':
-        prepare('begin immediate', false).run()
         segment = -1
         segmentError = undefined
         failures = []
+        try {
+          prepare('begin immediate', false).run()
+        } catch (error) {
+          beginError = error as Error
+          throw error
+        }
         return null
       case 'commit':
         prepare('commit', false).run()
         commitsSinceCheckpoint++
-        return null
+        return failures
       case 'rollback':
         if (connection().inTransaction) prepare('rollback', false).run()
         return null
@@ -251,7 +264,7 @@ export function writerThread(
         Atomics.notify(control, 1)
       } else if (request.answer === 'async') {
         data.done.postMessage(answer)
-      } else if ('error' in answer) {
+      } else if ('error' in answer && request.op !== 'begin' && !beginError) {
         // A segment step that failed (it never should): the segment fails with it.
         failures.push({ segment, error: answer.error })
       }

@@ -39,7 +39,7 @@ const STATEMENT_TIMEOUT_MS = 15_000
 const SPIN = 20_000
 
 /** Commits after which the writer checkpoints (PASSIVE) as soon as it is between transactions. */
-const CHECKPOINT_COMMITS = 100
+const CHECKPOINT_COMMITS = 1000
 
 export interface SqliteWriterOptions {
   /** Past this size the write-ahead log is checkpointed with TRUNCATE (SQLITE_WAL_TRUNCATE_MB). */
@@ -67,6 +67,12 @@ function answerValue(answer: WriterAnswer): unknown {
 export class SqliteWriter {
   /** Commits this process has made; it moves before the callers of a commit hear of it. */
   commits = 0
+  /**
+   * The segments (`GroupCommit`'s writes) of the last commit whose sent statements failed. The
+   * commit's caller reads them before any other commit can be answered (answers arrive one
+   * turn of the event loop at a time).
+   */
+  failedSegments: SegmentFailure[] = []
   /** The writer's connection as the prepared queries run on it inside a transaction. */
   readonly direct: DirectConnection
   private readonly control = new Int32Array(new SharedArrayBuffer(8))
@@ -158,19 +164,11 @@ export class SqliteWriter {
 
   /**
    * Queues one request for the writer thread, which nobody waits for and which has no answer.
-   * Queued requests leave together, as one message, at `flush` or before the next request.
+   * Queued requests leave together, as one message, with the next request that is answered.
    */
   send(op: WriterRequest['op'], sql?: string, parameters?: readonly unknown[]): void {
     if (this.failure) throw new StoreUnavailableError(this.failure)
     this.outbox.push({ id: 0, op, sql, parameters, answer: 'none' })
-  }
-
-  /** Posts the queued requests (`send`) as one message. */
-  flush(): void {
-    if (this.outbox.length === 0) return
-    const requests = this.outbox
-    this.outbox = []
-    this.post(requests)
   }
 
   async close(): Promise<void> {
@@ -284,8 +282,10 @@ class WriterDriver implements Driver {
 
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await this.turns.take()
+    // Sent without waiting: it leaves with the transaction's first statement. Should it fail (a
+    // lock held past the busy timeout), every step of the transaction fails with its error.
     try {
-      await this.writer.request('begin')
+      this.writer.send('begin')
     } catch (error) {
       this.turns.give()
       throw error
@@ -295,8 +295,9 @@ class WriterDriver implements Driver {
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
     // A failed commit leaves the transaction open; Kysely then rolls it back, which ends the turn.
-    await this.writer.request('commit')
+    const failures = await this.writer.request('commit')
     this.writer.commits++
+    this.writer.failedSegments = failures as SegmentFailure[]
     this.end(connection)
   }
 
