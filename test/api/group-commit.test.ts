@@ -71,6 +71,29 @@ describe('GroupCommit (SQLite, in the writer thread)', () => {
     })
   })
 
+  it('fails a whole commit whose BEGIN could not take the lock, and runs nothing of it', async () => {
+    writer.call('run', 'pragma busy_timeout = 50', [])
+    const other = new SQLite(join(dir, 'gc.db'))
+    other.prepare('begin immediate').run()
+    try {
+      const results = await Promise.allSettled([
+        group.run((trx) => insert(trx, 'locked-out', 1)),
+        group.run((trx) => trx.selectFrom('t').select('id').execute()),
+      ])
+      expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected'])
+      expect(results[0]).toMatchObject({ reason: { code: 'SQLITE_BUSY' } })
+    } finally {
+      other.prepare('rollback').run()
+      other.close()
+      writer.call('run', 'pragma busy_timeout = 5000', [])
+    }
+    expect(database.prepare('select id from t where id = ?').get('locked-out')).toBeUndefined()
+    await group.run((trx) => insert(trx, 'after-the-lock', 1))
+    expect(database.prepare('select id from t where id = ?').get('after-the-lock')).toEqual({
+      id: 'after-the-lock',
+    })
+  })
+
   it('runs a write that arrives during a commit in the next one', async () => {
     const first = group.run((trx) => insert(trx, 'late-1', 1))
     await first
