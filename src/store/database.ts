@@ -8,6 +8,7 @@ import { DEFAULT_WAL_TRUNCATE_BYTES, type StoreConfig } from '../config.js'
 import type { DialectName } from './dialect.js'
 import { rethrowStoreError, withOutageErrors } from './errors.js'
 import { GroupCommit } from './group-commit.js'
+import { withNamedStatements } from './pg-named-statements.js'
 import { type DirectConnection, runPreparedQueriesOn } from './prepared-queries.js'
 import { SqliteWriter, writerDialect } from './sqlite-writer.js'
 import type { Database } from './tables.js'
@@ -225,7 +226,9 @@ function openPostgres(config: Extract<StoreConfig, { kind: 'postgres' }>): Store
   pool.on('connect', (client) => {
     client.on('error', () => {})
   })
-  const db = new Kysely<Database>({ dialect: withOutageErrors(new PostgresDialect({ pool })) })
+  const db = new Kysely<Database>({
+    dialect: withOutageErrors(new PostgresDialect({ pool: withNamedStatements(pool) })),
+  })
   return {
     db,
     dialect: 'postgres',

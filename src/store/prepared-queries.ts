@@ -48,6 +48,17 @@ interface Prepared {
 /** Prepared queries per dialect (keyed by the adapter's class) and query name. */
 const prepared = new WeakMap<object, Map<string, Prepared>>()
 
+/** The name of each prepared query's SQL text (of every dialect). */
+const names = new Map<string, string>()
+
+/**
+ * The name of the prepared query whose SQL text this is, or undefined for any other statement:
+ * on PostgreSQL such a query runs as a statement of that name (pg-named-statements.ts).
+ */
+export function preparedQueryName(sql: string): string | undefined {
+  return names.get(sql)
+}
+
 /**
  * Runs a hot point read without rebuilding it and returns its first row: Kysely builds and
  * compiles every query it runs, which profiling showed at about 15% of a point read. The query is
@@ -188,6 +199,8 @@ function preparedText<DB>(
     const compiled = build().compile()
     query = { sql: compiled.sql, parameters: compiled.parameters.length }
     byName.set(name, query)
+    // Two queries of the same text share the name of the first: one statement per connection.
+    if (!names.has(query.sql)) names.set(query.sql, name)
   }
   if (query.parameters !== parameters) {
     throw new Error(`prepared query "${name}" takes ${query.parameters} parameters; ${parameters} were given`)

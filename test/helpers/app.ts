@@ -22,10 +22,19 @@ export interface TestApp {
   close(): Promise<void>
 }
 
-export async function createTestApp(kind: StoreKind, env: Record<string, string> = {}): Promise<TestApp> {
+/** `poolSize` bounds a PostgreSQL store's connections (one: every request uses the same). */
+export async function createTestApp(
+  kind: StoreKind,
+  env: Record<string, string> = {},
+  options: { poolSize?: number } = {},
+): Promise<TestApp> {
   const fresh = await freshStoreConfig(kind)
-  const config = { ...loadConfig({ ...env }), store: fresh.config }
-  const store = openStore(fresh.config)
+  const storeConfig =
+    fresh.config.kind === 'postgres' && options.poolSize !== undefined
+      ? { ...fresh.config, poolSize: options.poolSize }
+      : fresh.config
+  const config = { ...loadConfig({ ...env }), store: storeConfig }
+  const store = openStore(storeConfig)
   await prepareStore(store)
   const services = createServices({ store, config })
   const app = await buildApp({
