@@ -84,13 +84,6 @@ export function writerThread(
   SQLite: typeof BetterSqlite3,
   stat: typeof statSync,
 ): void {
-  /** Whether `control[index]` moves from `seen` within a short spin. */
-  const spin = (control: Int32Array, index: number, seen: number): boolean => {
-    for (let i = 0; i < SPIN; i++) if (Atomics.load(control, index) !== seen) return true
-    return false
-  }
-  /** Loads of a counter tried before sleeping on it (tens of microseconds). */
-  const SPIN = 20_000
   /** Idle time after which a pending checkpoint runs even below `checkpointCommits`. */
   const IDLE_MS = 50
   const control = new Int32Array(data.control)
@@ -237,9 +230,6 @@ export function writerThread(
         }
         continue
       }
-      // Inside a transaction the next statement follows within microseconds: look for it for a
-      // moment before sleeping, since waking a sleeping thread costs more than the statement.
-      if (db?.inTransaction && spin(control, 0, seen)) continue
       const waited = Atomics.wait(control, 0, seen, commitsSinceCheckpoint > 0 ? IDLE_MS : undefined)
       if (waited === 'timed-out' && db && commitsSinceCheckpoint > 0) {
         try {

@@ -35,9 +35,6 @@ const { statSync } = require('node:fs')
  */
 const STATEMENT_TIMEOUT_MS = 15_000
 
-/** Loads of the answer counter tried before sleeping on it (tens of microseconds). */
-const SPIN = 20_000
-
 /** Commits after which the writer checkpoints (PASSIVE) as soon as it is between transactions. */
 const CHECKPOINT_COMMITS = 1000
 
@@ -131,16 +128,10 @@ export class SqliteWriter {
     if (this.failure) throw new StoreUnavailableError(this.failure)
     this.post({ id: 0, op, sql, parameters, answer: 'sync' })
     const deadline = Date.now() + STATEMENT_TIMEOUT_MS
-    for (let spins = 0; ; spins++) {
+    for (;;) {
       const seen = Atomics.load(this.control, 1)
       const received = receiveMessageOnPort(this.replies)
       if (received) return answerValue(received.message as WriterAnswer)
-      // The answer takes microseconds: look for it for a moment before sleeping.
-      if (spins === 0) {
-        let moved = false
-        for (let i = 0; i < SPIN && !moved; i++) moved = Atomics.load(this.control, 1) !== seen
-        if (moved) continue
-      }
       const left = deadline - Date.now()
       if (left <= 0) {
         this.fail(new Error(`the writer thread did not answer within ${STATEMENT_TIMEOUT_MS} ms`))
