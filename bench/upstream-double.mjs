@@ -1,9 +1,19 @@
-// An OpenAI-compatible upstream that answers at once: POST /v1/chat/completions reads the JSON
-// body and answers a fixed completion (or, for `stream: true`, the same reply as six chunks).
-// The far side of the proxy benchmark, so that what is measured is Warden's own work.
+// An OpenAI-compatible upstream: POST /v1/chat/completions reads the JSON body and answers a fixed
+// completion (or, for `stream: true`, the same reply as six chunks of text between a role chunk
+// and a stop chunk). The far side of the proxy benchmark, so that what is measured is Warden's own
+// work.
+//
+// DELAY_MS (default 0: at once) is how long the model takes to answer. A completion is sent whole
+// DELAY_MS after its request was read. A stream's events (the eight chunks, then `[DONE]`) are
+// spread evenly over the delay, as a model writes its tokens: event i of n is written at
+// DELAY_MS × i / n, so the first arrives after DELAY_MS / n and the stream ends at DELAY_MS, when
+// the completion would have been sent: streamed or not, the reply is complete at the same time.
 import { createServer } from 'node:http'
 
 const port = Number(process.env.PORT ?? 0)
+const DELAY_MS = Number(process.env.DELAY_MS ?? 0)
+if (!(DELAY_MS >= 0))
+  throw new Error(`DELAY_MS must be a number of milliseconds ≥ 0, got "${process.env.DELAY_MS}"`)
 const TEXT =
   'Your order 1042 left our warehouse this morning and should arrive on Thursday. You can follow it from the link in your confirmation email.'
 const completion = JSON.stringify({
@@ -28,13 +38,34 @@ const base = {
   model: 'bench-model',
 }
 const pieces = TEXT.match(/.{1,25}/g) ?? []
-const stream = `${[
-  { ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] },
-  ...pieces.map((content) => ({ ...base, choices: [{ index: 0, delta: { content }, finish_reason: null }] })),
-  { ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] },
+/** The stream's server-sent events, in order. */
+const events = [
+  ...[
+    { ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] },
+    ...pieces.map((content) => ({
+      ...base,
+      choices: [{ index: 0, delta: { content }, finish_reason: null }],
+    })),
+    { ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] },
+  ].map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`),
+  'data: [DONE]\n\n',
 ]
-  .map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`)
-  .join('')}data: [DONE]\n\n`
+const stream = events.join('')
+
+/** Writes the stream's events over DELAY_MS, the last one when the delay is over. */
+function spread(res) {
+  const started = performance.now()
+  const due = (i) => (DELAY_MS * (i + 1)) / events.length
+  let next = 0
+  const write = () => {
+    if (res.destroyed) return
+    // Every event whose time has come: a late timer sends all that is due at once.
+    while (next < events.length && performance.now() - started >= due(next) - 0.5) res.write(events[next++])
+    if (next === events.length) res.end()
+    else setTimeout(write, due(next) - (performance.now() - started))
+  }
+  setTimeout(write, due(0))
+}
 
 const server = createServer((req, res) => {
   const chunks = []
@@ -45,12 +76,17 @@ const server = createServer((req, res) => {
       return
     }
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8'))
-    const payload = body.stream === true ? stream : completion
-    res.writeHead(200, {
-      'content-type': body.stream === true ? 'text/event-stream; charset=utf-8' : 'application/json',
+    const streamed = body.stream === true
+    const payload = streamed ? stream : completion
+    const headers = {
+      'content-type': streamed ? 'text/event-stream; charset=utf-8' : 'application/json',
       'content-length': Buffer.byteLength(payload),
-    })
-    res.end(payload)
+    }
+    if (DELAY_MS === 0) res.writeHead(200, headers).end(payload)
+    else if (streamed) {
+      res.writeHead(200, headers)
+      spread(res)
+    } else setTimeout(() => res.writeHead(200, headers).end(payload), DELAY_MS)
   })
 })
 server.listen(port, '127.0.0.1', () => {
