@@ -387,18 +387,24 @@ async function main() {
     )
     say()
     say(
-      '| round | direct p50 | direct p99 | through Warden p50 | through Warden p99 | added p99 | Warden CPU µs/req | bare proxy µs/req | input evaluation µs/req | output evaluation µs/req | 2 × bare + evaluations | Warden ÷ that | errors |',
+      '| round | direct p50 | direct p99 | through Warden p50 | through Warden p99 | added p99 | Warden CPU µs/req | Warden cores busy | bare proxy µs/req | input evaluation µs/req | output evaluation µs/req | 2 × bare + evaluations | Warden ÷ that | errors |',
     )
-    say('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
+    say('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
     for (const [n, r] of half.entries()) {
       const errors = ['direct', 'proxied', 'bare', 'inputEvaluation', 'outputEvaluation'].reduce(
         (a, k) => a + r[k].errors,
         0,
       )
       say(
-        `| ${n + 1} | ${fmt(r.direct.p50)} | ${fmt(r.direct.p99)} | ${fmt(r.proxied.p50)} | ${fmt(r.proxied.p99)} | ${fmt(r.addedP99)} | ${int(r.proxied.cpuUs)} | ${int(r.bare.cpuUs)} | ${int(r.inputEvaluation.cpuUs)} | ${int(r.outputEvaluation.cpuUs)} | ${int(r.budgetUs)} | ${fmt(r.cpuRatio)} | ${errors} |`,
+        `| ${n + 1} | ${fmt(r.direct.p50)} | ${fmt(r.direct.p99)} | ${fmt(r.proxied.p50)} | ${fmt(r.proxied.p99)} | ${fmt(r.addedP99)} | ${int(r.proxied.cpuUs)} | ${fmt((r.proxied.cpuUs * rate) / 1e6)} | ${int(r.bare.cpuUs)} | ${int(r.inputEvaluation.cpuUs)} | ${int(r.outputEvaluation.cpuUs)} | ${int(r.budgetUs)} | ${fmt(r.cpuRatio)} | ${errors} |`,
       )
     }
+    say()
+    const halfUs = median(half.map((r) => r.proxied.cpuUs))
+    const peakUs = median(peaks.map((r) => r.cpuUs))
+    say(
+      `Warden cores busy is its CPU per request times the rate. Its CPU per proxied request was ${int(peakUs)} µs at the peak (${fmt(median(peaks.map((r) => r.cores)))} cores busy) and is ${int(halfUs)} µs at half of it (${fmt((halfUs * rate) / 1e6)} cores busy)${halfUs > 1.1 * peakUs ? ': a request costs more when fewer requests share each commit and each turn of the event loop, so half of the peak rate takes more than half of the CPU the peak did' : ''}.`,
+    )
     say()
     say(
       `A reference evaluation is Warden's CPU per \`POST ${evaluations}\` at the same rate, in the same round, with the policies the proxy applies: the input one with the proxied request's messages (system and user), the output one with those and the upstream's reply as an assistant message. Each is a whole request (authentication, its own evaluation-log commit, the answer), so it holds more than the evaluation the proxy does inside a completion. The CPU allowance of a proxied request is 2 × the bare proxy's CPU per request plus the input and the output evaluation's.`,
