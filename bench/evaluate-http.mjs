@@ -7,6 +7,9 @@
 //   two regex rules and a length rule over user, assistant and system. Requests/s as a ratio to the
 //   baseline's (each round paired with a baseline round just before it), p99 at half the peak rate (evenly spaced, open loop: lib.mjs `steady`),
 //   errors;
+// - a clean conversation of the same size under the same policy, with nothing to find (prose, a
+//   few numbers, code), as most production text is: requests/s as a ratio to the baseline, paired
+//   the same way;
 // - the same policy over a conversation of about 0.9 MiB of text in 15 messages (the body limit is
 //   1 MiB, and the JSON around the text must fit under it): MB/s of conversation text evaluated;
 // - five judged rules (custom, factuality, relevance, toxicity, prompt_injection) against a judge
@@ -23,6 +26,14 @@ import { createServer as createHttpServer } from 'node:http'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { APP_BODY } from './bodies.mjs'
+import {
+  BIG_MESSAGES as bigMessages,
+  CLEAN_MESSAGES as cleanMessages,
+  PHRASES,
+  REFERENCE_MESSAGES as referenceMessages,
+  REFERENCE_POLICY as referencePolicy,
+  textBytes,
+} from './evaluation-cases.mjs'
 import {
   benchArgs,
   errorsOf,
@@ -44,7 +55,7 @@ const { opts, ROUNDS, DURATION, CONNECTIONS } = benchArgs(
     // reference case under load for --profile-seconds after its warm-up; nothing else is measured.
     profile: { type: 'string' },
     'profile-seconds': { type: 'string', default: '10' },
-    // Which case --profile loads: `reference` or `big` (the 0.9 MiB conversation, 2 connections).
+    // Which case --profile loads: `reference`, `clean` or `big` (the 0.9 MiB conversation, 2 connections).
     'profile-case': { type: 'string', default: 'reference' },
   },
 )
@@ -84,72 +95,8 @@ function startJudge() {
 
 const run = randomBytes(3).toString('hex')
 
-/** 100 phrases a support bot might flag; one of them ("wire transfer") occurs in the conversation. */
-const PHRASES = [
-  'wire transfer',
-  'internal only',
-  'social security number',
-  'api key',
-  'password reset link',
-  ...Array.from({ length: 95 }, (_, i) => `restricted topic ${i} phrase`),
-]
-
-const referencePolicy = {
-  id: 'reference',
-  rules: [
-    { type: 'pii' },
-    { type: 'keywords', flagged: PHRASES },
-    { type: 'regex', value: '\\b(?:secret|token|password)\\s*[:=]\\s*\\S+' },
-    { type: 'regex', value: '\\border\\s+#?\\d{6,}\\b' },
-    { type: 'length', value: '20000' },
-  ],
-  target: ['user', 'assistant', 'system'],
-  override_response: 'Sorry, I cannot share that.',
-}
-
-const filler =
-  'Our refund policy covers duplicate charges on any card; refunds arrive within five business days of approval and show on the next statement. '
-/** The reference conversation: 6 messages, about 4 KB, one email, phone number, card number and keyword. */
-const referenceMessages = [
-  {
-    role: 'system',
-    content: `You are a helpful support agent for Acme. Answer briefly and politely. ${filler.repeat(3)}`,
-  },
-  {
-    role: 'user',
-    content: `Hi, my card 4111 1111 1111 1111 was charged twice for the same order last week. ${filler.repeat(4)}`,
-  },
-  {
-    role: 'assistant',
-    content: `Sorry about that! Let me look into the duplicate charge. ${filler.repeat(4)}`,
-  },
-  {
-    role: 'user',
-    content: `Please write to jane.doe@example.com or call me on +1 415 555 0134 in the afternoon. ${filler.repeat(4)}`,
-  },
-  {
-    role: 'assistant',
-    content: `Thanks, I have opened a refund request. ${filler.repeat(4)}`,
-  },
-  {
-    role: 'user',
-    content: `Could you refund it by wire transfer instead of to the card? ${filler.repeat(3)}`,
-  },
-]
 const REFERENCE_BODY = JSON.stringify({ messages: referenceMessages })
-const textBytes = (messages) => messages.reduce((a, m) => a + Buffer.byteLength(m.content), 0)
-
-/** About 0.9 MiB of conversation text in 15 messages: the reference texts repeated. */
-const BIG_TEXT_TARGET = Math.floor(0.9 * 1024 * 1024)
-const bigMessages = (() => {
-  const unit = referenceMessages.map((m) => m.content).join('\n')
-  const per = Math.floor(BIG_TEXT_TARGET / 15)
-  const content = unit.repeat(Math.ceil(per / unit.length)).slice(0, per)
-  return Array.from({ length: 15 }, (_, i) => ({
-    role: i === 0 ? 'system' : i % 2 ? 'user' : 'assistant',
-    content,
-  }))
-})()
+const CLEAN_BODY = JSON.stringify({ messages: cleanMessages })
 const BIG_BODY = JSON.stringify({ messages: bigMessages })
 
 /** Five judged rules in one policy; the conversation ends with the assistant's reply, with context. */
@@ -217,12 +164,17 @@ async function main() {
   // One answer of each, checked, so that the figures measure what they claim to.
   const refAnswer = await post(refPath, REFERENCE_BODY)
   const kinds = refAnswer.policies[0].rules.flatMap((r) => r.findings.map((f) => f.kind ?? r.type))
+  const cleanAnswer = await post(refPath, CLEAN_BODY)
+  if (cleanAnswer.verdict !== 'pass') throw new Error('the clean conversation has findings')
   const judgedAnswer = await post(judgedPath, judgedBody())
   const judgedMethods = judgedAnswer.policies[0].rules.map((r) => `${r.type}:${r.method}:${r.status}`)
   const bigAnswer = await post(refPath, BIG_BODY)
 
   const reference = {
     requests: () => [{ method: 'POST', path: refPath, headers: auth, body: REFERENCE_BODY }],
+  }
+  const clean = {
+    requests: () => [{ method: 'POST', path: refPath, headers: auth, body: CLEAN_BODY }],
   }
   const baselineCase = {
     requests: () => [
@@ -231,14 +183,13 @@ async function main() {
   }
 
   if (opts.profile) {
-    const big = opts['profile-case'] === 'big'
-    const profiled = big
-      ? { requests: [{ method: 'POST', path: refPath, headers: auth, body: BIG_BODY }], connections: 2 }
-      : { requests: reference.requests() }
+    const which = opts['profile-case']
+    const profiled =
+      which === 'big'
+        ? { requests: [{ method: 'POST', path: refPath, headers: auth, body: BIG_BODY }], connections: 2 }
+        : { requests: (which === 'clean' ? clean : reference).requests() }
     await load({ port: warden.port, ...profiled, duration: 3 })
-    console.log(
-      `profiling: ${opts['profile-seconds']} s of the ${big ? '0.9 MiB' : 'reference'} case under load`,
-    )
+    console.log(`profiling: ${opts['profile-seconds']} s of the ${which} case under load`)
     const r = await load({ port: warden.port, ...profiled, duration: Number(opts['profile-seconds']) })
     console.log(`${r.requests.average} req/s, p99 ${r.latency.p99} ms, ${errorsOf(r)} errors`)
     warden.proc.kill('SIGINT')
@@ -251,24 +202,33 @@ async function main() {
   const baseline = await startProcess(['bench/baseline-server.mjs'], {}, { readyPath: '/' })
   await load({ port: baseline.port, requests: baselineCase.requests(), duration: 1 })
   await load({ port: warden.port, requests: reference.requests(), duration: 1 })
+  await load({ port: warden.port, requests: clean.requests(), duration: 1 })
 
-  // Peak: each round of the reference case right after a baseline round of its own.
+  // Peak: each round of the reference case, and of the clean one, right after a baseline round of its own.
   const rounds = []
-  for (let i = 0; i < ROUNDS; i++) {
+  const cleanRounds = []
+  const paired = async (requests) => {
     const b = await load({ port: baseline.port, requests: baselineCase.requests() })
-    const w = await load({ port: warden.port, requests: reference.requests() })
-    rounds.push({
+    const w = await load({ port: warden.port, requests })
+    return {
       baselineRps: b.requests.average,
       rps: w.requests.average,
       ratio: w.requests.average / b.requests.average,
       p50: w.latency.p50,
       p99: w.latency.p99,
       errors: errorsOf(w),
-    })
+    }
+  }
+  for (let i = 0; i < ROUNDS; i++) {
+    rounds.push(await paired(reference.requests()))
+    cleanRounds.push(await paired(clean.requests()))
   }
   const ratio = median(rounds.map((r) => r.ratio))
   const rps = median(rounds.map((r) => r.rps))
   const baselineRps = median(rounds.map((r) => r.baselineRps))
+  const cleanRatio = median(cleanRounds.map((r) => r.ratio))
+  const cleanRps = median(cleanRounds.map((r) => r.rps))
+  const cleanBaselineRps = median(cleanRounds.map((r) => r.baselineRps))
 
   // Steady load at half the peak rate, and the baseline's tail at the same offered load.
   const rate = Math.round(rps / 2)
@@ -312,7 +272,7 @@ async function main() {
   const loadAfter = loadavg()
 
   const fmt = (n, d = 0) => n.toFixed(d)
-  const errors = rounds.reduce((a, r) => a + r.errors, 0) + steady.errors + errorsOf(big)
+  const errors = [...rounds, ...cleanRounds].reduce((a, r) => a + r.errors, 0) + steady.errors + errorsOf(big)
   const checks = [
     [
       'reference case ≥ 0.25 × baseline req/s',
@@ -324,8 +284,13 @@ async function main() {
       steady.p99 <= 10,
       `${steady.p99} ms at ${rate} req/s`,
     ],
+    [
+      'clean 4 KB conversation ≥ 0.35 × baseline req/s',
+      cleanRatio >= 0.35,
+      `${fmt(cleanRatio, 3)} × (${fmt(cleanRps)} / ${fmt(cleanBaselineRps)} req/s)`,
+    ],
     ['errors = 0', errors === 0, String(errors)],
-    ['0.9 MiB conversation ≥ 10 MB/s', mbPerSecond >= 10, `${fmt(mbPerSecond, 1)} MB/s`],
+    ['0.9 MiB conversation ≥ 30 MB/s', mbPerSecond >= 30, `${fmt(mbPerSecond, 1)} MB/s`],
     ['five judged rules p50 ≤ 70 ms, one at a time', judgedP50 <= 70, `${fmt(judgedP50, 1)} ms`],
   ]
   const stamp = new Date().toISOString().replace(/[:.]/g, '-')
@@ -352,6 +317,17 @@ async function main() {
     ),
     '',
     `Steady load at ${rate} req/s (half the median peak), evenly spaced, open loop, latency from each request's intended start: p50 ${steady.p50} ms, p99 ${steady.p99} ms, slowest ${steady.max} ms, ${steady.errors} errors in ${steady.requests}; the baseline at the same load: p50 ${alone.p50} ms, p99 ${alone.p99} ms.`,
+    '',
+    '## Clean conversation',
+    '',
+    `${cleanMessages.length} messages, ${textBytes(cleanMessages)} bytes of text, ${Buffer.byteLength(CLEAN_BODY)} bytes of body, nothing for the policy to find (prose, a few numbers, code); the same policy. Verdict of the checked answer: ${cleanAnswer.verdict}.`,
+    '',
+    '| round | baseline req/s | clean req/s | ratio | p50 ms | p99 ms | errors |',
+    '|---:|---:|---:|---:|---:|---:|---:|',
+    ...cleanRounds.map(
+      (r, i) =>
+        `| ${i + 1} | ${fmt(r.baselineRps)} | ${fmt(r.rps)} | ${fmt(r.ratio, 3)} | ${r.p50} | ${r.p99} | ${r.errors} |`,
+    ),
     '',
     '## 0.9 MiB conversation',
     '',
