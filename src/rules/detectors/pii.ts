@@ -432,6 +432,8 @@ const IPV4_CANDIDATE = /(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w]|\.\d)/g
 const IPV6_CANDIDATE =
   /(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{1,4})?(?:%[\w.-]{1,32})?(?![\w:]|\.[0-9A-Fa-f])/g
 const HEX_DIGIT = /[0-9A-Fa-f]/
+/** An IPv6 candidate holds two colons with at most four hex digits between them. */
+const COLON_PAIR = /:[0-9A-Fa-f]{0,4}:/
 const PREFIX_LENGTH = /\/(\d{1,3})(?!\w|[./]\w)/y
 const VERSION_CUE =
   /(?<![\p{L}\p{N}_])(?:v|ver|version|versión|versione|release|build|firmware|rev|revision)\.?\s*[:=]?\s*$/iu
@@ -460,7 +462,7 @@ function continuesHexRun(text: string, start: number): boolean {
 
 function findIps(text: string, found: Span[]): void {
   const v6: Span[] = []
-  if (text.includes(':')) {
+  if (COLON_PAIR.test(text)) {
     IPV6_CANDIDATE.lastIndex = 0
     for (let m = IPV6_CANDIDATE.exec(text); m !== null; m = IPV6_CANDIDATE.exec(text)) {
       const address = m[0]
@@ -497,6 +499,77 @@ const FINDERS: Record<PiiKind, Finder> = {
 }
 
 /**
+ * The fewest digits a candidate of each kind holds, all of them in one cluster: digits joined by
+ * runs of spaces, parentheses, dots, slashes and dashes, the separators of every kind's pattern
+ * (cards 12, SSNs 9, phone numbers 7, IPv4 addresses 4).
+ */
+const CLUSTER = /\d(?:[ ()./-]*\d)*/g
+const MIN_DIGITS: Partial<Record<PiiKind, number>> = { credit_card: 12, ssn: 9, phone: 7 }
+function isAsciiLetter(c: number): boolean {
+  return (c >= 65 && c <= 90) || (c >= 97 && c <= 122)
+}
+
+/**
+ * The kinds of `selected` whose candidates `text` may hold: a prefilter that proves most texts
+ * hold none of most kinds, so that their candidate patterns are not run over the text at all.
+ * Digits are read in one pass, cluster by cluster: the largest cluster says which of cards,
+ * SSNs, phone numbers and IPv4 addresses may be there, and an IBAN's check digits start a
+ * cluster right after two letters. IPv6 needs a pair of colons, email an `@`. Sound by
+ * construction (every candidate pattern needs what its kind is tested for here); a property
+ * test holds the findings to those of every kind run on every text.
+ */
+export function possibleKinds(text: string, selected: readonly PiiKind[]): PiiKind[] {
+  let digits = 0
+  let iban = false
+  CLUSTER.lastIndex = 0
+  for (let m = CLUSTER.exec(text); m !== null; m = CLUSTER.exec(text)) {
+    const cluster = m[0]
+    const count = cluster.length === 1 ? 1 : countDigits(cluster, 0, cluster.length)
+    if (count > digits) digits = count
+    if (
+      !iban &&
+      isDigitAt(cluster, 1) &&
+      isAsciiLetter(text.charCodeAt(m.index - 1)) &&
+      isAsciiLetter(text.charCodeAt(m.index - 2))
+    )
+      iban = true
+  }
+  return selected.filter((kind) => {
+    switch (kind) {
+      case 'email':
+        return text.includes('@')
+      case 'iban':
+        return iban
+      case 'ip_address':
+        return digits >= 4 || COLON_PAIR.test(text)
+      case 'api_key':
+        return true
+      default:
+        return digits >= (MIN_DIGITS[kind] as number)
+    }
+  })
+}
+
+/**
+ * Every entity of `kinds` in `text`, in order of start (longer first at the same start); only
+ * the kinds `possibleKinds` leaves unless `prefilter` is false (for the tests).
+ */
+export function findPii(
+  text: string,
+  kinds: readonly PiiKind[],
+  prefilter = true,
+): { kind: FindingKind; span: Span }[] {
+  const spans: { kind: FindingKind; span: Span }[] = []
+  for (const kind of prefilter ? possibleKinds(text, kinds) : kinds) {
+    const found: Span[] = []
+    FINDERS[kind](text, found)
+    for (const span of found) spans.push({ kind, span })
+  }
+  if (spans.length > 1) spans.sort((a, b) => a.span.start - b.span.start || b.span.end - a.span.end)
+  return spans
+}
+
+/**
  * A pii rule: every entity of the flagged kinds (all seven when `kinds` is null). Entities of
  * different kinds may overlap (a phone number inside a URL's credentials); redaction merges them.
  */
@@ -504,14 +577,8 @@ export function piiMatcher(kinds: readonly PiiKind[] | null): TextMatcher {
   const selected = [...new Set(kinds ?? PII_KINDS)]
   return (target: TargetText): Finding[] => {
     const text = target.text
-    const spans: { kind: FindingKind; span: Span }[] = []
-    for (const kind of selected) {
-      const found: Span[] = []
-      FINDERS[kind](text, found)
-      for (const span of found) spans.push({ kind, span })
-    }
+    const spans = findPii(text, selected)
     if (spans.length === 0) return []
-    spans.sort((a, b) => a.span.start - b.span.start || b.span.end - a.span.end)
     const index = new CodePointIndex(text)
     return spans.map(({ kind, span }) => index.finding(kind, target, span.start, span.end))
   }
