@@ -1,6 +1,7 @@
 import RE2 from 're2'
 import type { Finding, TargetText } from '../types.js'
 import { CodePointIndex } from './code-points.js'
+import { requiredLiterals } from './regex-literals.js'
 import type { TextMatcher } from './types.js'
 
 /**
@@ -21,12 +22,17 @@ export function compileRegex(pattern: string): RE2 {
  *
  * Cost (bench/detectors.mjs, node bench/evaluate.mjs): a few µs for a few KB and about 2 ms for
  * 1 MB without matches, against 40–250 µs and 13–100 ms for re2js, the pure JavaScript port this
- * replaced; each match costs about 2 µs of crossing into C++.
+ * replaced; each match costs about 2 µs of crossing into C++. A text that holds none of the
+ * literals every match needs (regex-literals.ts) is not handed to RE2 at all (`prefilter`, on
+ * but for the tests).
  */
-export function regexMatcher(pattern: string): TextMatcher {
+export function regexMatcher(pattern: string, prefilter = true): TextMatcher {
   const compiled = compileRegex(pattern)
+  const literals = prefilter ? requiredLiterals(pattern) : null
   return (target: TargetText): Finding[] => {
     const text = target.text
+    // A text without any literal every match needs has no match: RE2 is not asked.
+    if (literals !== null && !literals.some((literal) => text.includes(literal))) return []
     const findings: Finding[] = []
     let index: CodePointIndex | undefined
     compiled.lastIndex = 0
