@@ -7,6 +7,14 @@ export function hasAstral(text: string): boolean {
   return SURROGATE.test(text)
 }
 
+/**
+ * Whether every character of `text` is ASCII: its UTF-8 length is then its length. Node counts
+ * UTF-8 natively, several times faster than a regex or a loop over the characters.
+ */
+export function isAscii(text: string): boolean {
+  return Buffer.byteLength(text, 'utf8') === text.length
+}
+
 /** The length of `text` in code points. */
 export function codePointLength(text: string): number {
   if (!hasAstral(text)) return text.length

@@ -17,6 +17,7 @@
  * included (bench/detectors.mjs).
  */
 import type { TargetText } from '../types.js'
+import { isAscii } from './code-points.js'
 
 export interface Folded {
   /** The folded text. */
@@ -98,7 +99,6 @@ function isAsciiSpace(c: number): boolean {
   return c === 32 || (c >= 9 && c <= 13)
 }
 
-const NON_ASCII = /[\u0080-\uffff]/
 /** ASCII whitespace runs of two or more. */
 const SPACE_RUN = /[ \t\n\v\f\r]{2,}/g
 /** What folds to a space: other whitespace, and runs (single spaces stay, unreplaced, which is 7× faster). */
@@ -111,7 +111,7 @@ const TO_SPACE = /[\t\n\v\f\r][ \t\n\v\f\r]*| [ \t\n\v\f\r]+/g
  * tenth of the general path's cost.
  */
 export function fold(text: string): Folded {
-  if (!NON_ASCII.test(text)) return foldAscii(text)
+  if (isAscii(text)) return foldAscii(text)
   const n = text.length
   const parts: string[] = []
   let start = new Int32Array(n + 8)

@@ -39,6 +39,13 @@ export class PhraseSet {
   private width = 1
   private readonly asciiClass = new Uint16Array(128)
   private readonly otherClass = new Map<number, number>()
+  /**
+   * For `searchAscii`: the class of each ASCII character as folding sees it (a capital as its
+   * lower case, every whitespace character as a space).
+   */
+  private readonly foldedClass = new Uint16Array(128)
+  /** For `searchAscii`: the original offsets of the last folded characters read, reaching back over the deepest phrase. */
+  private ring: Int32Array = new Int32Array(1)
 
   /** `phrases` must already be folded (foldPhrase); empty ones are ignored. */
   constructor(phrases: readonly string[]) {
@@ -61,6 +68,9 @@ export class PhraseSet {
       if (this.output[node] === -1) this.output[node] = id
     })
     this.link()
+    let size = 1
+    for (const d of this.depth) while (size <= d) size *= 2
+    this.ring = new Int32Array(size)
   }
 
   private link(): void {
@@ -100,6 +110,10 @@ export class PhraseSet {
         }
     const width = chars.length + 1
     const count = this.next.length
+    for (let c = 0; c < 128; c++) {
+      const folded = c >= 65 && c <= 90 ? c + 32 : c === 32 || (c >= 9 && c <= 13) ? 32 : c
+      this.foldedClass[c] = this.asciiClass[folded] as number
+    }
     if (count * width > TABLE_LIMIT) return
     const table = new Int32Array(count * width)
     for (const node of [0, ...order]) {
@@ -168,6 +182,46 @@ export class PhraseSet {
     return depth === 0 ? text.length : originalStart(folded, f.length - depth)
   }
 
+  /**
+   * `unfold(fold(text), search(fold(text).text))` for an ASCII `text`, without folding it: the
+   * automaton reads each capital as its lower case and each whitespace run as one space, and a
+   * ring of the original offsets of the last characters it read gives each hit's start. Null when
+   * the set has no table (then fold and search).
+   */
+  searchAscii(text: string): PhraseMatch[] | null {
+    if (this.table === null) return null
+    if (this.empty) return []
+    const ring = this.ring
+    const mask = ring.length - 1
+    const candidates: PhraseMatch[] = []
+    // At a node reporting a phrase that ends at original offset `i` (folded offset `f`): the
+    // longest such phrase that is a whole word, as `candidate` decides on the folded text.
+    const onHit = (i: number, f: number, node: number) => {
+      if (isWordAt(text, i + 1)) return
+      let hit = this.report[node] as number
+      while (hit >= 0) {
+        const start = ring[(f + 1 - (this.depth[hit] as number)) & mask] as number
+        if (!isWordBefore(text, start)) {
+          candidates.push({ start, end: i + 1, phrase: this.output[hit] as number })
+          return
+        }
+        hit = this.dict[hit] as number
+      }
+    }
+    scanAscii(text, this.table, this.width, this.foldedClass, this.report, ring, onHit)
+    if (candidates.length < 2) return candidates
+    candidates.sort((a, b) => a.start - b.start || b.end - a.end)
+    const matches: PhraseMatch[] = []
+    let reached = 0
+    for (const candidate of candidates) {
+      if (candidate.start >= reached) {
+        matches.push(candidate)
+        reached = candidate.end
+      }
+    }
+    return matches
+  }
+
   /** Whole-word occurrences in folded `text`, non-overlapping, in order of start. */
   search(text: string): PhraseHit[] {
     if (this.empty) return []
@@ -233,5 +287,35 @@ function scanTable(
     const c = text.charCodeAt(i)
     node = table[node * width + (c < 128 ? (asciiClass[c] as number) : (otherClass.get(c) ?? 0))] as number
     if ((report[node] as number) >= 0) onHit(i, node)
+  }
+}
+
+/**
+ * The table-driven scan of an ASCII text as folding would see it: capitals read as lower case,
+ * each whitespace run as one space. `ring[f & mask]` holds the original offset where folded
+ * character `f` starts (a run's first character), for the hits to find their starts.
+ */
+function scanAscii(
+  text: string,
+  table: Int32Array,
+  width: number,
+  foldedClass: Uint16Array,
+  report: Int32Array,
+  ring: Int32Array,
+  onHit: (i: number, f: number, node: number) => void,
+): void {
+  const mask = ring.length - 1
+  let node = 0
+  let f = -1
+  let space = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    const isSpace = c === 32 || (c >= 9 && c <= 13)
+    if (isSpace && space) continue
+    space = isSpace
+    f++
+    ring[f & mask] = i
+    node = table[node * width + (foldedClass[c] as number)] as number
+    if ((report[node] as number) >= 0) onHit(i, f, node)
   }
 }

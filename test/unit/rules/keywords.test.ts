@@ -146,3 +146,50 @@ describe('PhraseSet', () => {
     expect(big.search(text)).toEqual(hits)
   })
 })
+
+describe('the ASCII path', () => {
+  // searchAscii reads an ASCII text as folding would see it: its matches must be those of
+  // folding the text and searching the folded text, for any phrases.
+  const words = ['wire', 'transfer', 'api', 'key', 'a', 'ab', 'b', 'x1', 'é', "don't", 'c++']
+  const phrase = fc.array(fc.constantFrom(...words), { minLength: 1, maxLength: 3 }).map((ws) => ws.join(' '))
+  const piece = fc.oneof(
+    fc.constantFrom(...words),
+    fc.constantFrom('WIRE', 'Wire', 'TRANSFER', 'Api', 'KEY', 'A', 'AB', 'X1'),
+    fc.constantFrom(' ', '  ', '\t', '\n', '\r\n', ' \t ', '\v', '\f'),
+    fc.constantFrom('-', '.', ',', '_', "'", '0', '9', '+', '\u0000'),
+    fc.integer({ min: 0, max: 0x7f }).map((c) => String.fromCharCode(c)),
+  )
+  const space = fc.constantFrom(' ', '  ', '\t', '\n', '\r\n', ' \t ', '\v', '\f')
+  // A phrase as a text may write it: any letter in capitals, any space a run of whitespace.
+  const written = (p: string) =>
+    fc
+      .tuple(
+        fc.array(fc.boolean(), { minLength: p.length, maxLength: p.length }),
+        fc.array(space, { minLength: p.length, maxLength: p.length }),
+      )
+      .map(([upper, spaces]) =>
+        [...p].map((c, k) => (c === ' ' ? spaces[k] : upper[k] ? c.toUpperCase() : c)).join(''),
+      )
+  const phrasesAndText = fc.array(phrase, { minLength: 1, maxLength: 6 }).chain((phrases) =>
+    fc.tuple(
+      fc.constant(phrases),
+      fc
+        .array(fc.oneof(piece, fc.constantFrom(...phrases).chain(written)), { maxLength: 30 })
+        .map((ps) => ps.join('')),
+    ),
+  )
+  it('finds what folding and searching find, on random ASCII texts and phrases', () => {
+    fc.assert(
+      fc.property(phrasesAndText, ([phrases, t]) => {
+        expect(keywordsMatcher(phrases)(msg(t))).toEqual(keywordsMatcher(phrases, false)(msg(t)))
+      }),
+      { numRuns: 3000 },
+    )
+  })
+  it('finds what folding and searching find for the deepest phrases, whose starts the ring must still hold', () => {
+    const long = 'a b '.repeat(40).trim()
+    const t = `x ${'A  B\t'.repeat(45)} y`
+    expect(keywordsMatcher([long, 'b'])(msg(t))).toEqual(keywordsMatcher([long, 'b'], false)(msg(t)))
+    expect(keywordsMatcher([long])(msg(t))).toHaveLength(1)
+  })
+})
