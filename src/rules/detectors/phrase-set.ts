@@ -44,8 +44,13 @@ export class PhraseSet {
    * lower case, every whitespace character as a space).
    */
   private readonly foldedClass = new Uint16Array(128)
-  /** For `searchAscii`: the original offsets of the last folded characters read, reaching back over the deepest phrase. */
-  private ring: Int32Array = new Int32Array(1)
+  /**
+   * For `searchAscii`: `table` where a node reached by a space stays where it is on another
+   * space (the folded text never holds two in a row), so that a whitespace run reads as one.
+   */
+  private asciiTable: Int32Array | null = null
+  /** The character each node is reached by (the root's is -1). */
+  private readonly incoming: number[] = [-1]
 
   /** `phrases` must already be folded (foldPhrase); empty ones are ignored. */
   constructor(phrases: readonly string[]) {
@@ -62,15 +67,13 @@ export class PhraseSet {
           this.next.push(new Map())
           this.depth.push((this.depth[node] as number) + 1)
           this.output.push(-1)
+          this.incoming.push(c)
         }
         node = child
       }
       if (this.output[node] === -1) this.output[node] = id
     })
     this.link()
-    let size = 1
-    for (const d of this.depth) while (size <= d) size *= 2
-    this.ring = new Int32Array(size)
   }
 
   private link(): void {
@@ -126,6 +129,15 @@ export class PhraseSet {
     }
     this.table = table
     this.width = width
+    const space = this.asciiClass[32] as number
+    if (space === 0) {
+      this.asciiTable = table
+      return
+    }
+    const asciiTable = table.slice()
+    for (let node = 1; node < count; node++)
+      if (this.incoming[node] === 32) asciiTable[node * width + space] = node
+    this.asciiTable = asciiTable
   }
 
   private classOf(c: number): number {
@@ -185,22 +197,20 @@ export class PhraseSet {
   /**
    * `unfold(fold(text), search(fold(text).text))` for an ASCII `text`, without folding it: the
    * automaton reads each capital as its lower case and each whitespace run as one space, and a
-   * ring of the original offsets of the last characters it read gives each hit's start. Null when
-   * the set has no table (then fold and search).
+   * hit's start is found by reading back over its phrase. Null when the set has no table (then
+   * fold and search).
    */
   searchAscii(text: string): PhraseMatch[] | null {
-    if (this.table === null) return null
+    if (this.asciiTable === null) return null
     if (this.empty) return []
-    const ring = this.ring
-    const mask = ring.length - 1
     const candidates: PhraseMatch[] = []
-    // At a node reporting a phrase that ends at original offset `i` (folded offset `f`): the
-    // longest such phrase that is a whole word, as `candidate` decides on the folded text.
-    const onHit = (i: number, f: number, node: number) => {
+    // At a node reporting a phrase that ends at offset `i`: the longest such phrase that is a
+    // whole word, as `candidate` decides on the folded text.
+    const onHit = (i: number, node: number) => {
       if (isWordAt(text, i + 1)) return
       let hit = this.report[node] as number
       while (hit >= 0) {
-        const start = ring[(f + 1 - (this.depth[hit] as number)) & mask] as number
+        const start = asciiStart(text, i, this.depth[hit] as number)
         if (!isWordBefore(text, start)) {
           candidates.push({ start, end: i + 1, phrase: this.output[hit] as number })
           return
@@ -208,7 +218,7 @@ export class PhraseSet {
         hit = this.dict[hit] as number
       }
     }
-    scanAscii(text, this.table, this.width, this.foldedClass, this.report, ring, onHit)
+    scanTable(text, this.asciiTable, this.width, this.foldedClass, EMPTY_CLASSES, this.report, onHit)
     if (candidates.length < 2) return candidates
     candidates.sort((a, b) => a.start - b.start || b.end - a.end)
     const matches: PhraseMatch[] = []
@@ -290,32 +300,21 @@ function scanTable(
   }
 }
 
+const EMPTY_CLASSES: ReadonlyMap<number, number> = new Map()
+
+function isAsciiSpace(c: number): boolean {
+  return c === 32 || (c >= 9 && c <= 13)
+}
+
 /**
- * The table-driven scan of an ASCII text as folding would see it: capitals read as lower case,
- * each whitespace run as one space. `ring[f & mask]` holds the original offset where folded
- * character `f` starts (a run's first character), for the hits to find their starts.
+ * Where, in an ASCII text, the folded characters `depth` back from the one at offset `last`
+ * start: a whitespace run is one folded character (a phrase neither starts nor ends with one).
  */
-function scanAscii(
-  text: string,
-  table: Int32Array,
-  width: number,
-  foldedClass: Uint16Array,
-  report: Int32Array,
-  ring: Int32Array,
-  onHit: (i: number, f: number, node: number) => void,
-): void {
-  const mask = ring.length - 1
-  let node = 0
-  let f = -1
-  let space = false
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i)
-    const isSpace = c === 32 || (c >= 9 && c <= 13)
-    if (isSpace && space) continue
-    space = isSpace
-    f++
-    ring[f & mask] = i
-    node = table[node * width + (foldedClass[c] as number)] as number
-    if ((report[node] as number) >= 0) onHit(i, f, node)
+function asciiStart(text: string, last: number, depth: number): number {
+  let k = last
+  for (let n = 1; n < depth; n++) {
+    k--
+    if (isAsciiSpace(text.charCodeAt(k))) while (k > 0 && isAsciiSpace(text.charCodeAt(k - 1))) k--
   }
+  return k
 }
