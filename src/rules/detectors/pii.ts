@@ -503,8 +503,12 @@ const FINDERS: Record<PiiKind, Finder> = {
  * runs of spaces, parentheses, dots, slashes and dashes, the separators of every kind's pattern
  * (cards 12, SSNs 9, phone numbers 7, IPv4 addresses 4).
  */
-const CLUSTER = /\d(?:[ ()./-]*\d)*/g
 const MIN_DIGITS: Partial<Record<PiiKind, number>> = { credit_card: 12, ssn: 9, phone: 7 }
+/**
+ * One pass over what the kinds need: clusters of digits, each colon that starts a pair (an IPv6
+ * candidate holds two colons with at most four hex digits between them), and `@`.
+ */
+const TRIGGER = /\d(?:[ ()./-]*\d)*|:(?=[0-9A-Fa-f]{0,4}:)|@/g
 function isAsciiLetter(c: number): boolean {
   return (c >= 65 && c <= 90) || (c >= 97 && c <= 122)
 }
@@ -512,36 +516,49 @@ function isAsciiLetter(c: number): boolean {
 /**
  * The kinds of `selected` whose candidates `text` may hold: a prefilter that proves most texts
  * hold none of most kinds, so that their candidate patterns are not run over the text at all.
- * Digits are read in one pass, cluster by cluster: the largest cluster says which of cards,
- * SSNs, phone numbers and IPv4 addresses may be there, and an IBAN's check digits start a
- * cluster right after two letters. IPv6 needs a pair of colons, email an `@`. Sound by
- * construction (every candidate pattern needs what its kind is tested for here); a property
- * test holds the findings to those of every kind run on every text.
+ * One pass reads the digits cluster by cluster (the largest says which of cards, SSNs, phone
+ * numbers and IPv4 addresses may be there, and an IBAN's check digits start a cluster right
+ * after two letters), the colon pairs IPv6 needs and the `@` of an email. Sound by construction
+ * (every candidate pattern needs what its kind is tested for here); a property test holds the
+ * findings to those of every kind run on every text.
  */
 export function possibleKinds(text: string, selected: readonly PiiKind[]): PiiKind[] {
   let digits = 0
   let iban = false
-  CLUSTER.lastIndex = 0
-  for (let m = CLUSTER.exec(text); m !== null; m = CLUSTER.exec(text)) {
-    const cluster = m[0]
-    const count = cluster.length === 1 ? 1 : countDigits(cluster, 0, cluster.length)
-    if (count > digits) digits = count
-    if (
-      !iban &&
-      isDigitAt(cluster, 1) &&
-      isAsciiLetter(text.charCodeAt(m.index - 1)) &&
-      isAsciiLetter(text.charCodeAt(m.index - 2))
-    )
-      iban = true
+  let colons = false
+  let at = false
+  TRIGGER.lastIndex = 0
+  for (let m = TRIGGER.exec(text); m !== null; m = TRIGGER.exec(text)) {
+    const found = m[0]
+    const first = found.charCodeAt(0)
+    if (first === 58) colons = true
+    else if (first === 64) at = true
+    else {
+      const count = found.length === 1 ? 1 : countDigits(found, 0, found.length)
+      if (count > digits) digits = count
+      if (
+        !iban &&
+        isDigitAt(found, 1) &&
+        isAsciiLetter(text.charCodeAt(m.index - 1)) &&
+        isAsciiLetter(text.charCodeAt(m.index - 2))
+      )
+        iban = true
+      // Past 12 digits every digit kind may be there: the rest of a long text is not read, and
+      // IBANs, colon pairs and `@` are taken to be there.
+      if (digits >= 12) {
+        iban = colons = at = true
+        break
+      }
+    }
   }
   return selected.filter((kind) => {
     switch (kind) {
       case 'email':
-        return text.includes('@')
+        return at
       case 'iban':
         return iban
       case 'ip_address':
-        return digits >= 4 || COLON_PAIR.test(text)
+        return digits >= 4 || colons
       case 'api_key':
         return true
       default:
