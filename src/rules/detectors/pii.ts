@@ -462,7 +462,7 @@ function continuesHexRun(text: string, start: number): boolean {
 
 function findIps(text: string, found: Span[]): void {
   const v6: Span[] = []
-  if (COLON_PAIR.test(text)) {
+  if (text.includes(':') && COLON_PAIR.test(text)) {
     IPV6_CANDIDATE.lastIndex = 0
     for (let m = IPV6_CANDIDATE.exec(text); m !== null; m = IPV6_CANDIDATE.exec(text)) {
       const address = m[0]
