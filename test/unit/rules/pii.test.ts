@@ -5,7 +5,7 @@ import isEmailModule from 'validator/lib/isEmail.js'
 import { describe, expect, it } from 'vitest'
 import { PII_KINDS, piiMatcher } from '../../../src/rules/detectors/index.js'
 import { CUE_REGIONS } from '../../../src/rules/detectors/phone-cues.js'
-import { findPii, possibleKinds } from '../../../src/rules/detectors/pii.js'
+import { findPii, IPV4_CANDIDATE, possibleKinds } from '../../../src/rules/detectors/pii.js'
 import { cpSlice, msg } from './detector-helpers.js'
 
 const all = piiMatcher(null)
@@ -601,5 +601,20 @@ describe('the prefilter', () => {
     ])
     // Past 12 digits in a cluster, the rest of the text is not read: every kind may be there.
     expect(possibleKinds('card 4111 1111 1111 1111', PII_KINDS)).toEqual([...PII_KINDS])
+  })
+})
+
+describe('the IPv4 candidate pattern', () => {
+  it('finds what it found with its lookbehind first, on random texts', () => {
+    const before = /(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w]|\.\d)/g
+    const chars = fc.constantFrom(...'0123456789....:ab_ -'.split(''), '255', '192.168.', 'é')
+    fc.assert(
+      fc.property(fc.array(chars, { maxLength: 40 }), (cs) => {
+        const text = cs.join('')
+        const spans = (re: RegExp) => [...text.matchAll(re)].map((m) => [m.index, m[0]])
+        expect(spans(IPV4_CANDIDATE)).toEqual(spans(before))
+      }),
+      { numRuns: 3000 },
+    )
   })
 })
