@@ -41,7 +41,16 @@ describe('loadConfig', () => {
     expect(loadConfig({ DATABASE_URL: 'sqlite:///var/lib/warden.db' }).store).toEqual({
       kind: 'sqlite',
       path: '/var/lib/warden.db',
+      walTruncateBytes: 64 * 1_048_576,
     })
+  })
+
+  it('reads the write-ahead log bound of a SQLite store in MB', () => {
+    const store = loadConfig({ DATABASE_URL: 'sqlite:./w.db', SQLITE_WAL_TRUNCATE_MB: '8' }).store
+    expect(store).toMatchObject({ kind: 'sqlite', walTruncateBytes: 8 * 1_048_576 })
+    expect(() => loadConfig({ DATABASE_URL: 'sqlite:./w.db', SQLITE_WAL_TRUNCATE_MB: '0' })).toThrow(
+      /SQLITE_WAL_TRUNCATE_MB/,
+    )
   })
 
   it.each([
