@@ -3,7 +3,7 @@ import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
 import type { EvaluationLogContent } from '../config.js'
 import { AppError, notFound } from '../errors.js'
 import { type ConversationInput, messageText } from '../rules/conversation.js'
-import { type EvaluationOutcome, REDACTED_TYPES, redactConversation } from '../rules/evaluate.js'
+import type { EvaluationOutcome } from '../rules/evaluate.js'
 import {
   type Evaluation,
   type EvaluationListQuery,
@@ -25,6 +25,7 @@ import type { Clock } from './clock.js'
 import { pageJson } from './documents.js'
 import { encodeCursor } from './support/pagination.js'
 import { applicationNotFound } from './support/records.js'
+import { type RedactedLog, redactedLog } from './support/redacted-log.js'
 
 /** Who asked for an evaluation, for the evaluation log. */
 export interface EvaluationCaller {
@@ -48,16 +49,11 @@ export interface EvaluationRecord {
   conversation: ConversationInput
   outcome: EvaluationOutcome
   answer: Evaluation
-}
-
-const label = (kind: string) => `[${kind.toUpperCase()}]`
-
-/** Every occurrence of each text replaced by its label, the longest texts first. */
-function scrub(text: string | null, labels: ReadonlyMap<string, string>): string | null {
-  if (text === null || labels.size === 0) return text
-  let out = text
-  for (const [found, replacement] of labels) out = out.split(found).join(replacement)
-  return out
+  /**
+   * The entry's redacted policies and texts (EVALUATION_LOG_CONTENT `redacted`), when they were
+   * made where the evaluation ran (the evaluation pool): `outcome.redactable` is then empty.
+   */
+  redactedLog?: RedactedLog
 }
 
 /**
@@ -77,24 +73,12 @@ export function logEntry(record: EvaluationRecord, content: EvaluationLogContent
   let messages: LoggedEvaluation['messages'] = null
   let context: LoggedEvaluation['context'] = null
   if (content === 'redacted') {
-    // Every text found, not only the findings a rule reports (at most MAX_REPORTED_FINDINGS each).
-    const labels = new Map<string, string>()
-    for (const finding of outcome.redactable) if (finding.text) labels.set(finding.text, label(finding.kind))
-    const longestFirst = new Map([...labels].sort(([a], [b]) => b.length - a.length))
-    policies = answer.policies.map((policy) => ({
-      ...policy,
-      rules: policy.rules.map((rule) => ({
-        ...rule,
-        reason: scrub(rule.reason, longestFirst),
-        findings: REDACTED_TYPES.has(rule.type)
-          ? rule.findings.map((f) => ({ ...f, text: f.text === null ? null : label(f.kind) }))
-          : rule.findings,
-      })),
-    }))
-    // The answer's own `redacted`, when the caller asked for it, is the same text: made once.
-    const redacted = answer.redacted ?? redactConversation(conversation, outcome)
-    messages = redacted.messages
-    context = redacted.context
+    // Made in the evaluation pool's worker when the evaluation ran there (record.redactedLog).
+    const redacted =
+      record.redactedLog ?? redactedLog(answer.policies, conversation, outcome, answer.redacted)
+    policies = redacted.policies
+    messages = redacted.conversation.messages
+    context = redacted.conversation.context
   } else if (content === 'none') {
     policies = answer.policies.map((policy) => ({
       ...policy,
@@ -208,6 +192,11 @@ export class EvaluationLogService {
       retentionDays: number
     },
   ) {}
+
+  /** What the log keeps of the evaluated texts (EVALUATION_LOG_CONTENT). */
+  get content(): EvaluationLogContent {
+    return this.deps.content
+  }
 
   /**
    * Logs one evaluation, durably: it resolves once the entry is committed (on SQLite in the group
