@@ -38,3 +38,21 @@ await build({
   },
   logLevel: 'warning',
 })
+
+// The evaluation pool's worker (src/services/evaluation-pool.ts), beside dist/warden.mjs where
+// the bundle looks for it: a worker loads one file as fast as the server does.
+await build({
+  absWorkingDir: root,
+  entryPoints: ['dist/services/evaluation-worker.js'],
+  outfile: 'dist/evaluation-worker.mjs',
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  external,
+  sourcemap: 'linked',
+  banner: {
+    js: "import { createRequire as __wardenRequire } from 'node:module';\nconst require = __wardenRequire(import.meta.url);",
+  },
+  logLevel: 'warning',
+})

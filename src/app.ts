@@ -223,5 +223,6 @@ export async function buildApp({ config, store, services, logger }: AppOptions):
     ),
   )
   app.addHook('onClose', () => services.evaluationLog.stopRetention())
+  app.addHook('onClose', () => services.evaluations.closePool())
   return app
 }

@@ -112,5 +112,8 @@ export async function serve(config: Config): Promise<FastifyInstance> {
     throw error
   }
   showCreatedKey()
+  // The evaluation pool's workers load the offline models (about 0.5 s each) after the server
+  // listens, not before: start-up is not held, and evaluations run inline until a worker is up.
+  services.evaluations.startPool()
   return app
 }

@@ -9,10 +9,12 @@ import {
   type Classifiers,
   type CompiledPolicy,
   compilePolicy,
+  type EvaluablePolicy,
   type EvaluationOutcome,
   evaluate,
   redactConversation,
 } from '../rules/evaluate.js'
+import { normalizeRule } from '../rules/validation.js'
 import type { Evaluation, EvaluationRequest, EvaluationSource } from '../schemas/evaluations.js'
 import type { Store } from '../store/database.js'
 import { findApplicationSeq, findEvaluatedApplication } from '../store/evaluations.repository.js'
@@ -20,7 +22,9 @@ import { findPolicy, findPolicyBySeq, findPolicyRevision } from '../store/polici
 import type { PolicyRow } from '../store/tables.js'
 import type { Clock } from './clock.js'
 import { policyFromColumns } from './documents.js'
+import { estimatedMs } from './evaluation-cost.js'
 import type { EvaluationCaller, EvaluationLogService, EvaluationRecord } from './evaluation-log.service.js'
+import type { EvaluationPool, PoolPolicy, PoolResult } from './evaluation-pool.js'
 import { draftPolicy, evaluablePolicy } from './support/policy-for-evaluation.js'
 import { applicationNotFound } from './support/records.js'
 
@@ -50,6 +54,8 @@ export interface EvaluationOptions {
 
 /** The default of EVALUATION_MAX_WORK. */
 const DEFAULT_MAX_WORK = 32_000_000
+/** The default of EVALUATION_POOL_MIN_MS (docs/evaluation.md, "Large evaluations"). */
+export const DEFAULT_POOL_MIN_MS = 40
 
 /** Enforces an application's policies on one conversation (docs/evaluation.md). */
 export class EvaluationsService {
@@ -61,6 +67,8 @@ export class EvaluationsService {
    * every instance; only the compiled form is cached, never the choice of revision.
    */
   private readonly compiled = new LRUCache<string, CompiledPolicy>({ max: COMPILED_CACHE_SIZE })
+  /** Each compiled revision's key in `compiled`: what the evaluation pool's workers cache it by. */
+  private readonly keys = new WeakMap<CompiledPolicy, string>()
 
   /** Aborted when the process stops: judge calls still in flight end at once, as rule errors. */
   private readonly stopping = new AbortController()
@@ -76,6 +84,10 @@ export class EvaluationsService {
       metrics?: Metrics | null
       /** EVALUATION_MAX_WORK: characters × rules one evaluation may cost (default 32,000,000). */
       maxWork?: number
+      /** Where evaluations estimated at `poolMinMs` or more run; none: every evaluation runs on the event loop. */
+      pool?: EvaluationPool | null
+      /** EVALUATION_POOL_MIN_MS: the estimated worst-case milliseconds (evaluation-cost.ts) from which an evaluation runs in the pool. */
+      poolMinMs?: number
     },
   ) {}
 
@@ -106,21 +118,50 @@ export class EvaluationsService {
     const asked = options.signal
     const signal = asked ? () => AbortSignal.any([asked, this.stopping.signal]) : this.stopping.signal
     const started = performance.now()
-    const drafts = this.compileDrafts(request.draft_policies ?? [])
+    const { judge, metrics, pool } = this.deps
+    const conversation: ConversationInput = { messages: request.messages, context: request.context ?? null }
+    const characters = countCharacters(conversation)
+    const bodies = request.draft_policies ?? []
+    // Only the cheap part of reading a draft here: checking its patterns compiles them, which a
+    // draft of many patterns makes too long for the event loop; a pooled evaluation checks there.
+    const draftRules = bodies.flatMap((draft) => draft.rules.map(normalizeRule))
+    const minMs = this.deps.poolMinMs ?? DEFAULT_POOL_MIN_MS
+    const drafts =
+      pool && estimatedMs(characters, draftRules, draftRules, judge !== null) >= minMs
+        ? null
+        : this.checkDrafts(bodies)
     const used =
       options.policies ??
       (request.policies === null || request.policies === undefined
         ? await this.currentPolicies(workspaceId, applicationId)
         : await this.pinnedPolicies(workspaceId, applicationId, request.policies))
     const { appSeq, policies: stored } = used
-    const conversation: ConversationInput = { messages: request.messages, context: request.context ?? null }
-    this.checkWork(conversation, stored, drafts)
-    const { judge, metrics } = this.deps
-    const outcome = await evaluate([...stored, ...drafts], conversation, {
-      judge,
-      signal,
-      ...(metrics ? { observeRule: metrics.rule } : {}),
-    })
+    this.checkWork(characters, stored, draftRules.length, bodies.length > 0)
+    const storedRules = stored.flatMap((p) => p.policy.rules)
+    let outcome: EvaluationOutcome
+    let pooled: PoolResult | null = null
+    if (
+      pool &&
+      (drafts === null ||
+        estimatedMs(characters, [...storedRules, ...draftRules], draftRules, judge !== null) >= minMs)
+    ) {
+      const sent: PoolPolicy[] = [
+        ...stored.map((p) => ({ key: this.keys.get(p) ?? null, policy: p.policy })),
+        ...(drafts === null
+          ? bodies.map((body, i) => ({ unchecked: body, at: `/draft_policies/${i}` }))
+          : drafts.map((policy) => ({ key: null, policy }))),
+      ]
+      pooled = await this.evaluateInPool(pool, sent, conversation, request.redact === true, signal)
+      if (pooled.invalid) throw invalid(pooled.invalid)
+      outcome = pooledOutcome(pooled)
+    } else {
+      const classifiers = this.deps.classifiers
+      outcome = await evaluate(
+        [...stored, ...(drafts ?? []).map((draft) => compilePolicy(draft, classifiers))],
+        conversation,
+        { judge, signal, ...(metrics ? { observeRule: metrics.rule } : {}) },
+      )
+    }
     const answer: Evaluation = {
       id: uuidv7(),
       application_id: applicationId,
@@ -131,13 +172,47 @@ export class EvaluationsService {
       latency_ms: 0,
       policies: outcome.policies,
     }
-    if (request.redact === true) answer.redacted = redactConversation(conversation, outcome)
+    if (request.redact === true)
+      answer.redacted = pooled?.redacted ?? redactConversation(conversation, outcome)
     answer.latency_ms = Math.round((performance.now() - started) * 100) / 100
-    return {
+    const record: EvaluationRecord = {
+      caller,
+      appSeq,
+      source: options.source ?? 'api',
+      conversation,
+      outcome,
       answer,
-      record: { caller, appSeq, source: options.source ?? 'api', conversation, outcome, answer },
-      policies: used,
     }
+    if (pooled?.redactedLog) record.redactedLog = pooled.redactedLog
+    return { answer, record, policies: used }
+  }
+
+  /**
+   * Runs one evaluation in the pool: stored revisions are sent with their cache key (a worker
+   * compiles each once), drafts to be compiled there. What the answer and the log entry derive
+   * from the findings (redacted texts) is made in the worker, so that only what is answered
+   * crosses back, however many findings there were.
+   */
+  private evaluateInPool(
+    pool: EvaluationPool,
+    policies: PoolPolicy[],
+    conversation: ConversationInput,
+    redact: boolean,
+    signal: AbortSignal | (() => AbortSignal),
+  ): Promise<PoolResult> {
+    const { judge, metrics, log } = this.deps
+    return pool.run(
+      {
+        policies,
+        conversation,
+        judge: judge !== null,
+        timed: Boolean(metrics),
+        redact,
+        logRedacted: log.content === 'redacted',
+      },
+      typeof signal === 'function' ? signal : () => signal,
+      metrics?.rule,
+    )
   }
 
   /**
@@ -171,6 +246,16 @@ export class EvaluationsService {
    */
   stop(): void {
     this.stopping.abort()
+  }
+
+  /** Starts the evaluation pool's workers in the background, if there is a pool. */
+  startPool(): void {
+    this.deps.pool?.start()
+  }
+
+  /** Stops the evaluation pool's workers, if there is a pool. */
+  async closePool(): Promise<void> {
+    await this.deps.pool?.close()
   }
 
   /**
@@ -286,7 +371,7 @@ export class EvaluationsService {
         ),
         this.deps.classifiers,
       )
-      this.compiled.set(key, policy)
+      this.remember(key, policy)
       compiled.push(policy)
     }
     if (errors.length > 0) throw invalid(errors)
@@ -295,45 +380,60 @@ export class EvaluationsService {
 
   private compileRow(row: PolicyRow): CompiledPolicy {
     const policy = compilePolicy(evaluablePolicy(policyFromColumns(row), false), this.deps.classifiers)
-    this.compiled.set(`${row.seq}:${row.revision}`, policy)
+    this.remember(`${row.seq}:${row.revision}`, policy)
     return policy
   }
 
-  /** Draft bodies, validated exactly like a create (pointers under /draft_policies/i); never stored. */
+  private remember(key: string, policy: CompiledPolicy): void {
+    this.compiled.set(key, policy)
+    this.keys.set(policy, key)
+  }
+
   /**
    * Refuses an evaluation whose work (the conversation's characters times the rules evaluated)
    * is over EVALUATION_MAX_WORK, before any of it is done: 20 drafts of 64 rules over 43 KB once
    * held the process for 14 s.
    */
   private checkWork(
-    conversation: ConversationInput,
+    characters: number,
     stored: readonly CompiledPolicy[],
-    drafts: readonly CompiledPolicy[],
+    draftRules: number,
+    drafted: boolean,
   ): void {
     const limit = this.deps.maxWork ?? DEFAULT_MAX_WORK
-    let characters = 0
-    for (const m of conversation.messages)
-      characters +=
-        typeof m.content === 'string'
-          ? m.content.length
-          : m.content.reduce((n, p) => n + p.text.length + 1, 0)
-    for (const d of conversation.context ?? []) characters += d.length
-    let rules = 0
+    let rules = draftRules
     for (const p of stored) rules += p.rules.length
-    for (const p of drafts) rules += p.rules.length
     if (characters * rules <= limit) return
     const detail = `This evaluation would cost ${characters} characters × ${rules} rules = ${characters * rules}, over the limit of ${limit} (EVALUATION_MAX_WORK): evaluate fewer or shorter texts, or fewer policies at once`
-    throw invalid([{ pointer: drafts.length > 0 ? '/draft_policies' : '/messages', detail }], detail)
+    throw invalid([{ pointer: drafted ? '/draft_policies' : '/messages', detail }], detail)
   }
 
-  private compileDrafts(drafts: NonNullable<EvaluationRequest['draft_policies']>): CompiledPolicy[] {
+  /** Draft bodies, validated exactly like a create (pointers under /draft_policies/i); compiled where they are evaluated. */
+  private checkDrafts(drafts: NonNullable<EvaluationRequest['draft_policies']>): EvaluablePolicy[] {
     const errors: FieldError[] = []
-    const compiled = drafts.map((draft, i) => {
-      const checked = draftPolicy(draft, `/draft_policies/${i}`)
-      errors.push(...checked.errors)
-      return compilePolicy(checked.policy, this.deps.classifiers)
+    const checked = drafts.map((draft, i) => {
+      const { policy, errors: found } = draftPolicy(draft, `/draft_policies/${i}`)
+      errors.push(...found)
+      return policy
     })
     if (errors.length > 0) throw invalid(errors)
-    return compiled
+    return checked
   }
+}
+
+/** The characters of a conversation's messages and context, as EVALUATION_MAX_WORK counts them. */
+function countCharacters(conversation: ConversationInput): number {
+  let characters = 0
+  for (const m of conversation.messages)
+    characters +=
+      typeof m.content === 'string' ? m.content.length : m.content.reduce((n, p) => n + p.text.length + 1, 0)
+  for (const d of conversation.context ?? []) characters += d.length
+  return characters
+}
+
+/** A pooled evaluation's outcome: its findings stayed in the worker, which made what derives from them. */
+function pooledOutcome(result: PoolResult): EvaluationOutcome {
+  const outcome = { ...result.outcome } as EvaluationOutcome
+  Object.defineProperty(outcome, 'redactable', { value: [] })
+  return outcome
 }

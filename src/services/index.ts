@@ -11,6 +11,7 @@ import { AuthenticationService } from './authentication.service.js'
 import { ChatCompletionsService } from './chat-completions.service.js'
 import { type Clock, systemClock } from './clock.js'
 import { EvaluationLogService } from './evaluation-log.service.js'
+import { EvaluationPool, workerEntry } from './evaluation-pool.js'
 import { EvaluationsService } from './evaluations.service.js'
 import { IdempotencyService } from './idempotency.service.js'
 import { OperatorService } from './operator.service.js'
@@ -46,7 +47,18 @@ export interface ServiceDependencies {
   metrics?: Metrics | null
   /** The offline classifiers of toxicity and prompt_injection; by default the ones Warden ships. */
   classifiers?: Classifiers
+  /**
+   * The evaluation pool's worker entry; by default the one beside the running code, which only a
+   * build has (from the TypeScript sources the pool is off). The workers evaluate with the
+   * classifiers Warden ships.
+   */
+  evaluationWorker?: URL | null
+  /** How long one evaluation may take in the pool (default 30 s, plus the judge's timeout). */
+  evaluationPoolTimeoutMs?: number
 }
+
+/** How long an evaluation may take in the pool beyond its judge calls' timeout: far past any evaluation within EVALUATION_MAX_WORK. */
+const POOL_TIMEOUT_MS = 30_000
 
 /** The judge the configuration names: an OpenAI-compatible endpoint, or none. */
 export function judgeFromConfig(config: Config, metrics: Metrics | null = null): Judge | null {
@@ -69,6 +81,8 @@ export function createServices({
   metrics = config.metricsPort > 0 ? new Metrics() : null,
   judge = judgeFromConfig(config, metrics),
   classifiers = shippedClassifiers(),
+  evaluationWorker = workerEntry(),
+  evaluationPoolTimeoutMs = POOL_TIMEOUT_MS + (config.judge?.timeoutMs ?? 0),
 }: ServiceDependencies): Services {
   const authentication = new AuthenticationService({ store, clock })
   const policyTests = new PolicyTestsService({ store, clock, judge, classifiers })
@@ -79,6 +93,16 @@ export function createServices({
     retentionDays: config.evaluationRetentionDays,
   })
   const applications = new ApplicationsService({ store, clock })
+  // Workers start only when asked (`start`, after the server listens, or a first large evaluation).
+  const pool =
+    config.evaluationPoolSize > 0 && evaluationWorker
+      ? new EvaluationPool({
+          size: config.evaluationPoolSize,
+          entry: evaluationWorker,
+          timeoutMs: evaluationPoolTimeoutMs,
+          judge,
+        })
+      : null
   const evaluations = new EvaluationsService({
     store,
     clock,
@@ -87,6 +111,8 @@ export function createServices({
     log: evaluationLog,
     metrics,
     maxWork: config.evaluationMaxWork,
+    pool,
+    poolMinMs: config.evaluationPoolMinMs,
   })
   return {
     applications,

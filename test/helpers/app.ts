@@ -2,7 +2,7 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { buildApp } from '../../src/app.js'
 import { type Config, loadConfig } from '../../src/config.js'
 import type { Scope } from '../../src/services/credentials.js'
-import { createServices, type Services } from '../../src/services/index.js'
+import { createServices, type ServiceDependencies, type Services } from '../../src/services/index.js'
 import { prepareStore } from '../../src/services/store-setup.js'
 import { openStore, type Store } from '../../src/store/database.js'
 import { freshStoreConfig, type StoreKind } from './stores.js'
@@ -22,11 +22,15 @@ export interface TestApp {
   close(): Promise<void>
 }
 
-/** `poolSize` bounds a PostgreSQL store's connections (one: every request uses the same). */
+/**
+ * `poolSize` bounds a PostgreSQL store's connections (one: every request uses the same); the
+ * rest are services' dependencies beyond the store and the configuration (a judge, an
+ * evaluation worker).
+ */
 export async function createTestApp(
   kind: StoreKind,
   env: Record<string, string> = {},
-  options: { poolSize?: number } = {},
+  options: Omit<ServiceDependencies, 'store' | 'config'> & { poolSize?: number } = {},
 ): Promise<TestApp> {
   const fresh = await freshStoreConfig(kind)
   const storeConfig =
@@ -36,7 +40,8 @@ export async function createTestApp(
   const config = { ...loadConfig({ ...env }), store: storeConfig }
   const store = openStore(storeConfig)
   await prepareStore(store)
-  const services = createServices({ store, config })
+  const { poolSize: _poolSize, ...dependencies } = options
+  const services = createServices({ store, config, ...dependencies })
   const app = await buildApp({
     config,
     store,

@@ -125,6 +125,8 @@ describe('loadConfig', () => {
         metricsHost: '127.0.0.1',
         providerTimeoutMs: 60_000,
         streamWindowChars: 400,
+        evaluationPoolSize: 1,
+        evaluationPoolMinMs: 40,
       })
       expect(config.providers.names).toEqual([])
       expect(config.providers.find('openai')).toBeUndefined()
@@ -140,6 +142,8 @@ describe('loadConfig', () => {
         METRICS_PORT: '0',
         PROVIDER_TIMEOUT_MS: '5000',
         STREAM_WINDOW_CHARS: '120',
+        EVALUATION_POOL_SIZE: '0',
+        EVALUATION_POOL_MIN_MS: '5',
       })
       expect(config.providers.find('openai')).toEqual({
         baseUrl: 'https://api.openai.com/v1',
@@ -157,6 +161,8 @@ describe('loadConfig', () => {
         metricsPort: 0,
         providerTimeoutMs: 5000,
         streamWindowChars: 120,
+        evaluationPoolSize: 0,
+        evaluationPoolMinMs: 5,
       })
     })
 
@@ -165,6 +171,8 @@ describe('loadConfig', () => {
       [{ EVALUATION_RETENTION_DAYS: '0' }, /EVALUATION_RETENTION_DAYS/],
       [{ METRICS_PORT: '70000' }, /METRICS_PORT/],
       [{ STREAM_WINDOW_CHARS: '0' }, /STREAM_WINDOW_CHARS must be between 1 and 100000/],
+      [{ EVALUATION_POOL_SIZE: '65' }, /EVALUATION_POOL_SIZE must be between 0 and 64/],
+      [{ EVALUATION_POOL_MIN_MS: '-1' }, /EVALUATION_POOL_MIN_MS/],
       [{ STREAM_WINDOW_CHARS: '4k' }, /STREAM_WINDOW_CHARS must be a whole number/],
       [{ PROVIDER_OPENAI_BASE_URL: 'nope' }, /PROVIDER_OPENAI_BASE_URL is not a valid URL/],
       [{ PROVIDER_OPENAI_BASE_URL: 'https://u:p@x/v1' }, /PROVIDER_OPENAI_API_KEY instead/],

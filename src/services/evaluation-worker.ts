@@ -1,0 +1,112 @@
+import { parentPort } from 'node:worker_threads'
+import { LRUCache } from 'lru-cache'
+import type { FieldError } from '../errors.js'
+import { type Judge, JudgeError, type JudgeQuestion, type JudgeScore } from '../judge/judge.js'
+import { shippedClassifiers } from '../models/shipped.js'
+import { type CompiledPolicy, compilePolicy, evaluate, redactConversation } from '../rules/evaluate.js'
+import type { FromWorker, PoolResult, PoolTask, ToWorker } from './evaluation-pool.js'
+import { draftPolicy } from './support/policy-for-evaluation.js'
+import { redactedLog } from './support/redacted-log.js'
+
+/**
+ * An evaluation pool's worker (evaluation-pool.ts): evaluates what the main thread sends, with
+ * the offline models Warden ships, and asks the main thread for the judge's answers.
+ */
+
+/** Compiled revisions by the main thread's key (row sequence and revision), as its cache keeps them. */
+const COMPILED_CACHE_SIZE = 10_000
+
+const port = parentPort
+if (port === null) throw new Error('evaluation-worker.js runs only as a worker thread')
+
+const classifiers = shippedClassifiers()
+const compiled = new LRUCache<string, CompiledPolicy>({ max: COMPILED_CACHE_SIZE })
+
+/** Judge calls waiting for the main thread, by task and call number. */
+const calls = new Map<string, { resolve: (answer: JudgeScore) => void; reject: (error: Error) => void }>()
+let nextCall = 1
+
+const send = (message: FromWorker) => port.postMessage(message)
+
+function judgeFor(id: number): Judge {
+  return {
+    model: 'main thread',
+    score(question: JudgeQuestion): Promise<JudgeScore> {
+      const call = nextCall++
+      return new Promise((resolve, reject) => {
+        calls.set(`${id}:${call}`, { resolve, reject })
+        send({ kind: 'judge', id, call, question })
+      })
+    },
+  }
+}
+
+const empty = { verdict: 'pass', action: 'allow', override_response: null, policies: [] } as const
+
+async function run(id: number, task: PoolTask): Promise<PoolResult> {
+  const invalid: FieldError[] = []
+  const policies = task.policies.map((sent) => {
+    if ('unchecked' in sent) {
+      const { policy, errors } = draftPolicy(sent.unchecked, sent.at)
+      invalid.push(...errors)
+      return policy
+    }
+    return sent
+  })
+  if (invalid.length > 0)
+    return { invalid, outcome: { ...empty, policies: [] }, redacted: null, redactedLog: null, observed: [] }
+  const evaluated = policies.map((sent) => {
+    if (!('key' in sent)) return compilePolicy(sent, classifiers)
+    const { key, policy } = sent
+    if (key === null) return compilePolicy(policy, classifiers)
+    let found = compiled.get(key)
+    if (!found) {
+      found = compilePolicy(policy, classifiers)
+      compiled.set(key, found)
+    }
+    return found
+  })
+  const observed: PoolResult['observed'] = []
+  const outcome = await evaluate(evaluated, task.conversation, {
+    judge: task.judge ? judgeFor(id) : null,
+    ...(task.timed ? { observeRule: (type, method, seconds) => observed.push([type, method, seconds]) } : {}),
+  })
+  const redacted = task.redact ? redactConversation(task.conversation, outcome) : null
+  return {
+    invalid: null,
+    outcome: {
+      verdict: outcome.verdict,
+      action: outcome.action,
+      override_response: outcome.override_response,
+      policies: outcome.policies,
+    },
+    redacted,
+    redactedLog: task.logRedacted
+      ? redactedLog(outcome.policies, task.conversation, outcome, redacted ?? undefined)
+      : null,
+    observed,
+  }
+}
+
+port.on('message', (message: ToWorker) => {
+  if (message.kind === 'judged') {
+    const key = `${message.id}:${message.call}`
+    const call = calls.get(key)
+    if (!call) return
+    calls.delete(key)
+    if (message.answer !== null) call.resolve(message.answer)
+    else call.reject(new JudgeError(message.failure ?? 'judge call failed'))
+    return
+  }
+  run(message.id, message.task).then(
+    (result) => send({ kind: 'done', id: message.id, result }),
+    (error: unknown) =>
+      send({
+        kind: 'failed',
+        id: message.id,
+        message: error instanceof Error ? error.message : String(error),
+      }),
+  )
+})
+
+send({ kind: 'ready' })
