@@ -1,3 +1,4 @@
+import type { ConversationInput } from '../rules/conversation.js'
 import type { PolicyRule, RuleType } from '../schemas/policies.js'
 
 /**
@@ -7,6 +8,9 @@ import type { PolicyRule, RuleType } from '../schemas/policies.js'
  * text that costs it most (bench/README.md, "Large evaluations off the loop"), not on typical
  * text, so that no evaluation left on the event loop can hold it much longer than estimated.
  */
+
+/** The default of EVALUATION_POOL_MIN_MS: an evaluation estimated at this or more runs in the pool. */
+export const DEFAULT_POOL_MIN_MS = 40
 
 /**
  * Worst measured nanoseconds per character per rule, by type (2 cores, idle):
@@ -34,6 +38,16 @@ const NS_PER_CHARACTER: Readonly<Record<RuleType, number>> = {
  * 0.7 s; RE2 patterns 0.2 µs a character).
  */
 const NS_PER_DRAFT_CHARACTER = 800
+
+/** The characters of a conversation's messages and context, as EVALUATION_MAX_WORK counts them. */
+export function countCharacters(conversation: ConversationInput): number {
+  let characters = 0
+  for (const m of conversation.messages)
+    characters +=
+      typeof m.content === 'string' ? m.content.length : m.content.reduce((n, p) => n + p.text.length + 1, 0)
+  for (const d of conversation.context ?? []) characters += d.length
+  return characters
+}
 
 /** A rule as the estimate reads it. */
 type CostedRule = Pick<PolicyRule, 'type' | 'detector' | 'value' | 'flagged'>

@@ -24,7 +24,8 @@ import type { RedactedLog } from './support/redacted-log.js'
  */
 
 /**
- * One stored revision (keyed), one draft (key null, compiled for this evaluation only), or a draft
+ * One stored revision (keyed by row and revision; `test-run:…` for a policy under test, kept
+ * only while its run lasts), one draft (key null, compiled for this evaluation only), or a draft
  * body still to be checked like a create, its problems' pointers under `at`.
  */
 export type PoolPolicy =

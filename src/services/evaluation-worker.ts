@@ -21,6 +21,8 @@ if (port === null) throw new Error('evaluation-worker.js runs only as a worker t
 
 const classifiers = shippedClassifiers()
 const compiled = new LRUCache<string, CompiledPolicy>({ max: COMPILED_CACHE_SIZE })
+/** Policies under test (keys `test-run:…`, one a run): needed only while their run lasts. */
+const testRuns = new LRUCache<string, CompiledPolicy>({ max: 16 })
 
 /** Judge calls waiting for the main thread, by task and call number. */
 const calls = new Map<string, { resolve: (answer: JudgeScore) => void; reject: (error: Error) => void }>()
@@ -59,10 +61,11 @@ async function run(id: number, task: PoolTask): Promise<PoolResult> {
     if (!('key' in sent)) return compilePolicy(sent, classifiers)
     const { key, policy } = sent
     if (key === null) return compilePolicy(policy, classifiers)
-    let found = compiled.get(key)
+    const cache = key.startsWith('test-run:') ? testRuns : compiled
+    let found = cache.get(key)
     if (!found) {
       found = compilePolicy(policy, classifiers)
-      compiled.set(key, found)
+      cache.set(key, found)
     }
     return found
   })

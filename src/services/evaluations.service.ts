@@ -22,7 +22,7 @@ import { findPolicy, findPolicyBySeq, findPolicyRevision } from '../store/polici
 import type { PolicyRow } from '../store/tables.js'
 import type { Clock } from './clock.js'
 import { policyFromColumns } from './documents.js'
-import { estimatedMs } from './evaluation-cost.js'
+import { countCharacters, DEFAULT_POOL_MIN_MS, estimatedMs } from './evaluation-cost.js'
 import type { EvaluationCaller, EvaluationLogService, EvaluationRecord } from './evaluation-log.service.js'
 import type { EvaluationPool, PoolPolicy, PoolResult } from './evaluation-pool.js'
 import { draftPolicy, evaluablePolicy } from './support/policy-for-evaluation.js'
@@ -54,8 +54,6 @@ export interface EvaluationOptions {
 
 /** The default of EVALUATION_MAX_WORK. */
 const DEFAULT_MAX_WORK = 32_000_000
-/** The default of EVALUATION_POOL_MIN_MS (docs/evaluation.md, "Large evaluations"). */
-export const DEFAULT_POOL_MIN_MS = 40
 
 /** Enforces an application's policies on one conversation (docs/evaluation.md). */
 export class EvaluationsService {
@@ -419,16 +417,6 @@ export class EvaluationsService {
     if (errors.length > 0) throw invalid(errors)
     return checked
   }
-}
-
-/** The characters of a conversation's messages and context, as EVALUATION_MAX_WORK counts them. */
-function countCharacters(conversation: ConversationInput): number {
-  let characters = 0
-  for (const m of conversation.messages)
-    characters +=
-      typeof m.content === 'string' ? m.content.length : m.content.reduce((n, p) => n + p.text.length + 1, 0)
-  for (const d of conversation.context ?? []) characters += d.length
-  return characters
 }
 
 /** A pooled evaluation's outcome: its findings stayed in the worker, which made what derives from them. */

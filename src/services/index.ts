@@ -85,7 +85,6 @@ export function createServices({
   evaluationPoolTimeoutMs = POOL_TIMEOUT_MS + (config.judge?.timeoutMs ?? 0),
 }: ServiceDependencies): Services {
   const authentication = new AuthenticationService({ store, clock })
-  const policyTests = new PolicyTestsService({ store, clock, judge, classifiers })
   const evaluationLog = new EvaluationLogService({
     store,
     clock,
@@ -103,6 +102,14 @@ export function createServices({
           judge,
         })
       : null
+  const policyTests = new PolicyTestsService({
+    store,
+    clock,
+    judge,
+    classifiers,
+    pool,
+    poolMinMs: config.evaluationPoolMinMs,
+  })
   const evaluations = new EvaluationsService({
     store,
     clock,

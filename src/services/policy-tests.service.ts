@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks'
+import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import type { Kysely } from 'kysely'
 import { v7 as uuidv7 } from 'uuid'
 import { AppError, conflict, type FieldError, invalid, notFound } from '../errors.js'
@@ -9,6 +10,7 @@ import {
   compilePolicy,
   countedVerdict,
   type EvaluablePolicy,
+  type EvaluationOutcome,
   evaluate,
   NO_JUDGE,
   type PolicyResult,
@@ -43,6 +45,8 @@ import {
 import type { Database, PolicyTestRow } from '../store/tables.js'
 import type { Clock } from './clock.js'
 import { pageJson, policyFromColumns, type Stored } from './documents.js'
+import { countCharacters, DEFAULT_POOL_MIN_MS, estimatedMs } from './evaluation-cost.js'
+import type { EvaluationPool } from './evaluation-pool.js'
 import { decodeCursor, encodeCursor } from './support/pagination.js'
 import { draftPolicy, evaluablePolicy } from './support/policy-for-evaluation.js'
 import { assertIfMatch, preconditionFailed } from './support/preconditions.js'
@@ -139,9 +143,21 @@ export function testsFailed(failures: PolicyTestResult[], total: number): AppErr
   )
 }
 
+/** How long a test run's cases on the event loop run before it gives other requests a turn. */
+const TEST_RUN_SLICE_MS = 10
+
 export class PolicyTestsService {
   constructor(
-    private readonly deps: { store: Store; clock: Clock; judge: Judge | null; classifiers: Classifiers },
+    private readonly deps: {
+      store: Store
+      clock: Clock
+      judge: Judge | null
+      classifiers: Classifiers
+      /** Where a case estimated at `poolMinMs` or more is evaluated (as an evaluation would be); none: every case on the event loop. */
+      pool?: EvaluationPool | null
+      /** EVALUATION_POOL_MIN_MS. */
+      poolMinMs?: number
+    },
   ) {}
 
   /** Compiles a policy as its test runs evaluate it. */
@@ -326,7 +342,9 @@ export class PolicyTestsService {
   /**
    * Evaluates each case against `compiled` with the services' judge, through the pure evaluator:
    * a test run is not a production evaluation, and is not logged. Cases run concurrently; the
-   * judge bounds its own calls in flight.
+   * judge bounds its own calls in flight. A case as costly as an evaluation the pool would take
+   * goes to the pool, and the others give the event loop a turn every few milliseconds: up to
+   * 1,000 cases would otherwise hold it for their sum (docs/evaluation.md, "Large evaluations").
    */
   async runCases(
     applicationId: string,
@@ -334,39 +352,70 @@ export class PolicyTestsService {
     cases: readonly PolicyTestRow[],
     signal?: AbortSignal,
   ): Promise<PolicyTestResult[]> {
-    const { judge, clock } = this.deps
-    return Promise.all(
-      cases.map(async (row): Promise<PolicyTestResult> => {
-        const test = testFromRow(row)
-        const started = performance.now()
-        const outcome = await evaluate(
-          [compiled],
-          { messages: test.messages, context: test.context },
-          { judge, ...(signal ? { signal } : {}) },
-        )
-        const evaluation: Evaluation = {
-          id: uuidv7(),
-          application_id: applicationId,
-          created: clock.nowSeconds(),
-          verdict: outcome.verdict,
-          action: outcome.action,
-          override_response: outcome.override_response,
-          latency_ms: Math.round((performance.now() - started) * 100) / 100,
-          policies: outcome.policies,
-        }
-        const result = outcome.policies[0] as PolicyResult
-        return {
-          test_id: test.id,
-          outcome: judgeOutcome(test.expected, result),
-          expected: test.expected,
-          actual: {
-            verdict: countedVerdict(result),
-            rules: result.rules.map((r) => ({ index: r.index, status: r.status })),
-          },
-          evaluation,
-        }
-      }),
-    )
+    const { judge, pool } = this.deps
+    const minMs = this.deps.poolMinMs ?? DEFAULT_POOL_MIN_MS
+    // One key a run: a worker compiles the policy under test once for all of its cases.
+    const key = `test-run:${uuidv7()}`
+    const running: Promise<PolicyTestResult>[] = []
+    let turn = performance.now()
+    for (const row of cases) {
+      if (performance.now() - turn >= TEST_RUN_SLICE_MS) {
+        await yieldToLoop()
+        turn = performance.now()
+      }
+      const test = testFromRow(row)
+      const conversation = { messages: test.messages, context: test.context }
+      const pooled =
+        pool && estimatedMs(countCharacters(conversation), compiled.policy.rules, [], judge !== null) >= minMs
+      const started = performance.now()
+      const outcome = pooled
+        ? pool
+            .run(
+              {
+                policies: [{ key, policy: compiled.policy }],
+                conversation,
+                judge: judge !== null,
+                timed: false,
+                redact: false,
+                logRedacted: false,
+              },
+              () => signal ?? new AbortController().signal,
+            )
+            .then((result) => result.outcome)
+        : evaluate([compiled], conversation, { judge, ...(signal ? { signal } : {}) })
+      running.push(outcome.then((decided) => this.result(applicationId, test, decided, started)))
+    }
+    return Promise.all(running)
+  }
+
+  private result(
+    applicationId: string,
+    test: PolicyTest,
+    outcome: Omit<EvaluationOutcome, 'redactable'>,
+    started: number,
+  ): PolicyTestResult {
+    const { clock } = this.deps
+    const evaluation: Evaluation = {
+      id: uuidv7(),
+      application_id: applicationId,
+      created: clock.nowSeconds(),
+      verdict: outcome.verdict,
+      action: outcome.action,
+      override_response: outcome.override_response,
+      latency_ms: Math.round((performance.now() - started) * 100) / 100,
+      policies: outcome.policies,
+    }
+    const result = outcome.policies[0] as PolicyResult
+    return {
+      test_id: test.id,
+      outcome: judgeOutcome(test.expected, result),
+      expected: test.expected,
+      actual: {
+        verdict: countedVerdict(result),
+        rules: result.rules.map((r) => ({ index: r.index, status: r.status })),
+      },
+      evaluation,
+    }
   }
 
   private duplicate(key: PolicyKey, id: string): AppError {

@@ -143,6 +143,34 @@ describe.each(STORE_KINDS)('the evaluation pool (%s)', (kind) => {
     expect(refused.errors).toEqual(problem(b, 422, 'validation_error').errors)
   })
 
+  it('runs a policy’s test cases in the pool with the same results as on the event loop', async () => {
+    const results = async (t: TestApp) => {
+      for (const [name, expected] of [
+        ['leaky', { verdict: 'fail', rules: [{ index: 0, status: 'fail' }] }],
+        ['clean', { verdict: 'pass' }],
+      ] as const) {
+        const created = await t.request({
+          method: 'POST',
+          url: '/v1/applications/bot/policies/guard/tests',
+          payload: { id: name, name, messages: conversation.messages, expected },
+        })
+        expect(created.statusCode, created.body).toBe(201)
+      }
+      const run = await t.request({
+        method: 'POST',
+        url: '/v1/applications/bot/policies/guard/test-runs',
+        payload: {},
+      })
+      expect(run.statusCode, run.body).toBe(200)
+      const body = run.json()
+      for (const result of body.results) result.evaluation = decision(result.evaluation)
+      return body
+    }
+    const run = await results(pooled)
+    expect(run.summary).toEqual({ total: 2, passed: 1, failed: 1, skipped: 0 })
+    expect(run).toEqual(await results(inline))
+  })
+
   it('evaluates a changed policy from the next evaluation on, and a pinned revision as it was', async () => {
     const before = await evaluate(pooled, {
       messages: [{ role: 'user', content: 'A wire transfer, please.' }],
@@ -150,7 +178,8 @@ describe.each(STORE_KINDS)('the evaluation pool (%s)', (kind) => {
     expect(before.json().policies[0].rules[1].status).toBe('fail')
     const changed = await pooled.request({
       method: 'PATCH',
-      url: '/v1/applications/bot/policies/guard',
+      // The previous test's cases would refuse the change (409 tests_failed, also run in the pool).
+      url: '/v1/applications/bot/policies/guard?skip_tests=true',
       payload: { rules: [{ type: 'keywords', flagged: ['cheque'] }] },
       headers: { 'content-type': 'application/merge-patch+json' },
     })
