@@ -86,8 +86,10 @@ export const children = []
  */
 export async function startProcess(args, env = {}, { readyPath = '/healthz', core = 1, cwd = root } = {}) {
   const port = await freePort()
-  const command = hasTaskset ? 'taskset' : process.execPath
-  const argv = hasTaskset ? ['-c', String(core), process.execPath, ...args] : args
+  // `core: null` leaves the process unpinned.
+  const pin = hasTaskset && core !== null
+  const command = pin ? 'taskset' : process.execPath
+  const argv = pin ? ['-c', String(core), process.execPath, ...args] : args
   const started = performance.now()
   const proc = spawn(command, argv, {
     cwd,

@@ -9,8 +9,9 @@ export interface WriterThreadData {
   /** The resolved path of better-sqlite3, which the thread loads itself. */
   sqlite: string
   /**
-   * Two counters shared with the event loop: [0] moves when a request has been posted, [1] when
-   * the thread has posted the answer to a synchronous one.
+   * Counters shared with the event loop and the checkpointer: [0] moves when a request has been
+   * posted, [1] when the thread has posted the answer to a synchronous one, [2] with every
+   * commit; [3] set asks the checkpointer to stop.
    */
   control: SharedArrayBuffer
   /** Requests from the event loop, one or several to a message. */
@@ -19,9 +20,17 @@ export interface WriterThreadData {
   replies: MessagePort
   /** Answers to asynchronous requests (begin, commit, rollback, a statement on its own). */
   done: MessagePort
-  /** After this many commits the thread checkpoints (PASSIVE) as soon as no transaction is open. */
+}
+
+/** What the checkpointer thread is started with. */
+export interface CheckpointerThreadData {
+  path: string
+  sqlite: string
+  /** The writer's counters (`WriterThreadData.control`). */
+  control: SharedArrayBuffer
+  /** After this many commits the checkpointer checkpoints (PASSIVE). */
   checkpointCommits: number
-  /** Past this many bytes of write-ahead log the thread checkpoints with TRUNCATE. */
+  /** Past this many bytes of write-ahead log it checkpoints with TRUNCATE. */
   truncateBytes: number
 }
 
@@ -82,14 +91,10 @@ export function writerThread(
   data: WriterThreadData,
   receive: typeof receiveMessageOnPort,
   SQLite: typeof BetterSqlite3,
-  stat: typeof statSync,
 ): void {
-  /** Idle time after which a pending checkpoint runs even below `checkpointCommits`. */
-  const IDLE_MS = 50
   const control = new Int32Array(data.control)
   let db: BetterSqlite3.Database | undefined
   const statements = new Map<string, BetterSqlite3.Statement>()
-  let commitsSinceCheckpoint = 0
   /** The open segment of the transaction (-1: none yet), and the error that failed it. */
   let segment = -1
   let segmentError: Error | undefined
@@ -112,18 +117,9 @@ export function writerThread(
     }
     return statement
   }
-  const checkpoint = (): void => {
-    const current = connection()
-    if (current.inTransaction || data.path === ':memory:') return
-    commitsSinceCheckpoint = 0
-    current.pragma('wal_checkpoint(PASSIVE)')
-    let bytes = 0
-    try {
-      bytes = stat(`${data.path}-wal`).size
-    } catch {
-      return
-    }
-    if (bytes > data.truncateBytes) current.pragma('wal_checkpoint(TRUNCATE)')
+  const committed = (): void => {
+    Atomics.add(control, 2, 1)
+    Atomics.notify(control, 2)
   }
   const describe = (error: unknown): SegmentFailure['error'] => {
     const { name, message, code } = error as Error & { code?: unknown }
@@ -147,7 +143,7 @@ export function writerThread(
       case 'open': {
         db = new SQLite(data.path)
         // WAL with synchronous=FULL: a commit is on disk before it returns, so a 201 is never
-        // lost. This thread checkpoints on its own schedule instead of on the committing call.
+        // lost. The checkpointer thread checkpoints, never the committing call.
         db.pragma('journal_mode = WAL')
         db.pragma('synchronous = FULL')
         db.pragma('foreign_keys = ON')
@@ -159,7 +155,7 @@ export function writerThread(
         const statement = prepare(request.sql ?? '', false)
         if (statement.reader) return statement.all(...parameters)
         const { changes, lastInsertRowid } = statement.run(...parameters)
-        if (!connection().inTransaction) commitsSinceCheckpoint++
+        if (!connection().inTransaction) committed()
         return { changes, lastInsertRowid }
       }
       case 'first':
@@ -204,7 +200,7 @@ export function writerThread(
         return null
       case 'commit':
         prepare('commit', false).run()
-        commitsSinceCheckpoint++
+        committed()
         return failures
       case 'rollback':
         if (connection().inTransaction) prepare('rollback', false).run()
@@ -222,22 +218,7 @@ export function writerThread(
     const seen = Atomics.load(control, 0)
     const received = receive(data.requests)
     if (!received) {
-      if (db && !db.inTransaction && commitsSinceCheckpoint >= data.checkpointCommits) {
-        try {
-          checkpoint()
-        } catch {
-          // A checkpoint that cannot run now (a reader on an old snapshot) runs later.
-        }
-        continue
-      }
-      const waited = Atomics.wait(control, 0, seen, commitsSinceCheckpoint > 0 ? IDLE_MS : undefined)
-      if (waited === 'timed-out' && db && commitsSinceCheckpoint > 0) {
-        try {
-          checkpoint()
-        } catch {
-          // As above.
-        }
-      }
+      Atomics.wait(control, 0, seen)
       continue
     }
     const message = received.message as WriterRequest | WriterRequest[]
@@ -261,4 +242,43 @@ export function writerThread(
       if (request.op === 'close') return
     }
   }
+}
+
+/**
+ * The checkpointer thread's program, self-contained like `writerThread`. On a connection of its
+ * own it copies the write-ahead log back into the database (PASSIVE: never waiting for, nor
+ * holding up, the writer or readers) every `checkpointCommits` commits, or after 50 ms without
+ * one, and truncates the log (TRUNCATE) once it outgrows `truncateBytes`. So neither the event
+ * loop nor a commit ever waits for a checkpoint.
+ */
+export function checkpointerThread(
+  data: CheckpointerThreadData,
+  SQLite: typeof BetterSqlite3,
+  stat: typeof statSync,
+): void {
+  const IDLE_MS = 50
+  const control = new Int32Array(data.control)
+  const db = new SQLite(data.path)
+  db.pragma('busy_timeout = 5000')
+  db.pragma('wal_autocheckpoint = 0')
+  let checkpointed = Atomics.load(control, 2)
+  const checkpoint = (): void => {
+    checkpointed = Atomics.load(control, 2)
+    try {
+      db.pragma('wal_checkpoint(PASSIVE)')
+      if (stat(`${data.path}-wal`).size > data.truncateBytes) db.pragma('wal_checkpoint(TRUNCATE)')
+    } catch {
+      // A checkpoint that cannot finish now (a reader on an old snapshot, a lock) runs later.
+    }
+  }
+  while (Atomics.load(control, 3) === 0) {
+    const commits = Atomics.load(control, 2)
+    if (commits - checkpointed >= data.checkpointCommits) {
+      checkpoint()
+      continue
+    }
+    const waited = Atomics.wait(control, 2, commits, commits !== checkpointed ? IDLE_MS : undefined)
+    if (waited === 'timed-out' && Atomics.load(control, 3) === 0) checkpoint()
+  }
+  db.close()
 }
