@@ -7,6 +7,9 @@
 //   two regex rules and a length rule over user, assistant and system. Requests/s as a ratio to the
 //   baseline's (each round paired with a baseline round just before it), p99 at half the peak rate (evenly spaced, open loop: lib.mjs `steady`),
 //   errors;
+// - the reference conversation against the reference policy plus a policy of toxicity and
+//   prompt_injection rules on the input, scored by the offline models: its ratio to the baseline
+//   over the reference case's, round by round (the models may cost at most 10%);
 // - a clean conversation of the same size under the same policy, with nothing to find (prose, a
 //   few numbers, code), as most production text is: requests/s as a ratio to the baseline, paired
 //   the same way;
@@ -157,6 +160,21 @@ async function main() {
   await post('/v1/applications', JSON.stringify({ id: 'ref', name: 'Reference', description: '' }))
   await post('/v1/applications', JSON.stringify({ id: 'judged', name: 'Judged', description: '' }))
   await post('/v1/applications/ref/policies', JSON.stringify(referencePolicy))
+  // The reference policy and the offline models on the input (issue 19: at most 10% slower).
+  await post('/v1/applications', JSON.stringify({ id: 'models', name: 'Models', description: '' }))
+  await post('/v1/applications/models/policies', JSON.stringify(referencePolicy))
+  await post(
+    '/v1/applications/models/policies',
+    JSON.stringify({
+      id: 'models',
+      rules: [
+        { type: 'toxicity', detector: 'model' },
+        { type: 'prompt_injection', detector: 'model' },
+      ],
+      target: ['input'],
+      override_response: 'Sorry, I cannot help with that.',
+    }),
+  )
   await post('/v1/applications/judged/policies', JSON.stringify(judgedPolicy))
   const refPath = '/v1/applications/ref/evaluations'
   const judgedPath = '/v1/applications/judged/evaluations'
@@ -175,6 +193,11 @@ async function main() {
   }
   const clean = {
     requests: () => [{ method: 'POST', path: refPath, headers: auth, body: CLEAN_BODY }],
+  }
+  const models = {
+    requests: () => [
+      { method: 'POST', path: '/v1/applications/models/evaluations', headers: auth, body: REFERENCE_BODY },
+    ],
   }
   const baselineCase = {
     requests: () => [
@@ -203,10 +226,12 @@ async function main() {
   await load({ port: baseline.port, requests: baselineCase.requests(), duration: 1 })
   await load({ port: warden.port, requests: reference.requests(), duration: 1 })
   await load({ port: warden.port, requests: clean.requests(), duration: 1 })
+  await load({ port: warden.port, requests: models.requests(), duration: 1 })
 
   // Peak: each round of the reference case, and of the clean one, right after a baseline round of its own.
   const rounds = []
   const cleanRounds = []
+  const modelRounds = []
   const paired = async (requests) => {
     const b = await load({ port: baseline.port, requests: baselineCase.requests() })
     const w = await load({ port: warden.port, requests })
@@ -222,7 +247,10 @@ async function main() {
   for (let i = 0; i < ROUNDS; i++) {
     rounds.push(await paired(reference.requests()))
     cleanRounds.push(await paired(clean.requests()))
+    modelRounds.push(await paired(models.requests()))
   }
+  // Each round's ratio with the models over the same round's without them.
+  const modelsKept = median(modelRounds.map((r, i) => r.ratio / (rounds[i]?.ratio ?? Number.NaN)))
   const ratio = median(rounds.map((r) => r.ratio))
   const rps = median(rounds.map((r) => r.rps))
   const baselineRps = median(rounds.map((r) => r.baselineRps))
@@ -272,7 +300,10 @@ async function main() {
   const loadAfter = loadavg()
 
   const fmt = (n, d = 0) => n.toFixed(d)
-  const errors = [...rounds, ...cleanRounds].reduce((a, r) => a + r.errors, 0) + steady.errors + errorsOf(big)
+  const errors =
+    [...rounds, ...cleanRounds, ...modelRounds].reduce((a, r) => a + r.errors, 0) +
+    steady.errors +
+    errorsOf(big)
   const checks = [
     [
       'reference case ≥ 0.25 × baseline req/s',
@@ -288,6 +319,11 @@ async function main() {
       'clean 4 KB conversation ≥ 0.35 × baseline req/s',
       cleanRatio >= 0.35,
       `${fmt(cleanRatio, 3)} × (${fmt(cleanRps)} / ${fmt(cleanBaselineRps)} req/s)`,
+    ],
+    [
+      'reference + toxicity and prompt_injection (model) on the input ≥ 0.9 × the reference',
+      modelsKept >= 0.9,
+      `${fmt(modelsKept, 3)} × (${fmt(median(modelRounds.map((r) => r.rps)))} req/s)`,
     ],
     ['errors = 0', errors === 0, String(errors)],
     ['0.9 MiB conversation ≥ 30 MB/s', mbPerSecond >= 30, `${fmt(mbPerSecond, 1)} MB/s`],
