@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache'
 import type { FindingKind, TargetText } from '../../types.js'
 import { CodePointIndex } from '../code-points.js'
 import { foldTarget, originalEnd, originalStart } from '../fold.js'
@@ -41,17 +42,58 @@ function decodedNote(scored: Scored): string {
   return kinds.length > 0 ? `; decoded ${kinds.join(', ')}` : ''
 }
 
+/** A text's scores as the model gave them, and what it decoded of the text. */
+interface Remembered {
+  probabilities: readonly number[]
+  decoded: string
+}
+
+/**
+ * Scores remembered per model for the texts seen last: a conversation's earlier turns come back
+ * with every evaluation (and every proxied call), and the model gives a text the same scores
+ * every time. Texts over 64 KB are not kept; all kept texts together hold at most 4 million
+ * characters.
+ */
+const remembered = new WeakMap<Classifier, LRUCache<string, Remembered>>()
+
+/** The scores of a text, and the model's work on it when it had to score it now. */
+function scoresOf(classifier: Classifier, target: TargetText): Remembered & { scored?: Scored } {
+  let cache = remembered.get(classifier)
+  if (!cache) {
+    cache = new LRUCache<string, Remembered>({
+      max: 10_000,
+      maxSize: 4_000_000,
+      maxEntrySize: 65_536,
+      sizeCalculation: (_value, text) => Math.max(1, text.length),
+    })
+    remembered.set(classifier, cache)
+  }
+  const known = cache.get(target.text)
+  if (known) return known
+  const scored = classifier.score(target.text, foldTarget(target))
+  const scores = { probabilities: scored.probabilities, decoded: decodedNote(scored) }
+  if (target.text.length <= 65_536) cache.set(target.text, scores)
+  return { ...scores, scored }
+}
+
+/** The model's work on a text whose phrases must be named (a failing one): scored again if remembered. */
+function workOn(classifier: Classifier, target: TargetText, scores: { scored?: Scored }): Scored {
+  return scores.scored ?? classifier.score(target.text, foldTarget(target))
+}
+
 /** prompt_injection: the probability that the text attempts an injection or a jailbreak. */
 export function injectionScorer(classifier: Classifier): ModelScorer {
   return (target, threshold) => {
-    const scored = classifier.score(target.text, foldTarget(target))
-    const score = round(scored.probabilities[0] as number)
-    const evidence = score > threshold ? classifier.evidence(scored.prepared, 'injection') : []
+    const scores = scoresOf(classifier, target)
+    const score = round(scores.probabilities[0] as number)
+    if (score <= threshold) return { score, reason: `injection ${score}${scores.decoded}`, findings: [] }
+    const scored = workOn(classifier, target, scores)
+    const evidence = classifier.evidence(scored.prepared, 'injection')
     const weighed = evidence.length > 0 ? `; weighed most: ${quoted(scored, evidence)}` : ''
     return {
       score,
-      reason: `injection ${score}${decodedNote(scored)}${weighed}`,
-      findings: score > threshold ? findings('prompt_injection', target, scored, evidence) : [],
+      reason: `injection ${score}${scores.decoded}${weighed}`,
+      findings: findings('prompt_injection', target, scored, evidence),
     }
   }
 }
@@ -71,8 +113,8 @@ export function toxicityScorer(
   const modelled = (categories ?? []).filter((c) => heads.includes(c))
   const unmodelled = categories === null ? [] : categories.filter((c) => !heads.includes(c))
   return (target, threshold) => {
-    const scored = classifier.score(target.text, foldTarget(target))
-    const p = scored.probabilities
+    const scores = scoresOf(classifier, target)
+    const p = scores.probabilities
     const toxic = p[0] as number
     const byCategory = heads
       .slice(1)
@@ -100,17 +142,18 @@ export function toxicityScorer(
     }
     score = round(score)
     const fail = score > threshold
-    const evidence = fail && lexiconReason === '' ? classifier.evidence(scored.prepared, head) : []
+    const scored = fail && lexiconReason === '' ? workOn(classifier, target, scores) : undefined
+    const evidence = scored ? classifier.evidence(scored.prepared, head) : []
     const top = byCategory
       .filter((c) => c.p >= 0.1)
       .slice(0, 3)
       .map((c) => `${c.name} ${round(c.p)}`)
-    const weighed = evidence.length > 0 ? `; weighed most: ${quoted(scored, evidence)}` : ''
+    const weighed = scored && evidence.length > 0 ? `; weighed most: ${quoted(scored, evidence)}` : ''
     return {
       score,
       reason: `toxic ${round(toxic)}${top.length > 0 ? ` (${top.join(', ')})` : ''}${lexiconReason}${weighed}`,
       findings: fail
-        ? lexiconFindings.length > 0
+        ? lexiconFindings.length > 0 || !scored
           ? lexiconFindings
           : findings('toxicity', target, scored, evidence)
         : [],
