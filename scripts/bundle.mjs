@@ -21,10 +21,9 @@ const external = [
   '@fastify/swagger-ui',
 ]
 
-await build({
+/** What both bundles share: one ES module for Node 20, with the packages above left out. */
+const options = {
   absWorkingDir: root,
-  entryPoints: ['dist/cli.js'],
-  outfile: 'dist/warden.mjs',
   bundle: true,
   platform: 'node',
   format: 'esm',
@@ -37,22 +36,14 @@ await build({
     js: "import { createRequire as __wardenRequire } from 'node:module';\nconst require = __wardenRequire(import.meta.url);",
   },
   logLevel: 'warning',
-})
+}
+
+await build({ ...options, entryPoints: ['dist/cli.js'], outfile: 'dist/warden.mjs' })
 
 // The evaluation pool's worker (src/services/evaluation-pool.ts), beside dist/warden.mjs where
 // the bundle looks for it: a worker loads one file as fast as the server does.
 await build({
-  absWorkingDir: root,
+  ...options,
   entryPoints: ['dist/services/evaluation-worker.js'],
   outfile: 'dist/evaluation-worker.mjs',
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  external,
-  sourcemap: 'linked',
-  banner: {
-    js: "import { createRequire as __wardenRequire } from 'node:module';\nconst require = __wardenRequire(import.meta.url);",
-  },
-  logLevel: 'warning',
 })
