@@ -30,9 +30,12 @@ import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { APP_BODY } from './bodies.mjs'
 import {
+  BIG_BODY,
   BIG_MESSAGES as bigMessages,
+  CLEAN_BODY,
   CLEAN_MESSAGES as cleanMessages,
   PHRASES,
+  REFERENCE_BODY,
   REFERENCE_MESSAGES as referenceMessages,
   REFERENCE_POLICY as referencePolicy,
   textBytes,
@@ -97,10 +100,6 @@ function startJudge() {
 }
 
 const run = randomBytes(3).toString('hex')
-
-const REFERENCE_BODY = JSON.stringify({ messages: referenceMessages })
-const CLEAN_BODY = JSON.stringify({ messages: cleanMessages })
-const BIG_BODY = JSON.stringify({ messages: bigMessages })
 
 /** Five judged rules in one policy; the conversation ends with the assistant's reply, with context. */
 const judgedPolicy = {

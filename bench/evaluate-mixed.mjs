@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Large evaluations beside small ones (issue 22): does a 1 MiB evaluation hold up the 4 KB ones?
 //
-// - the reference evaluation (reference.mjs: 3,696 bytes of body) at half its peak rate, evenly
+// - the reference evaluation (evaluation-cases.mjs: 3,696 bytes of body) at half its peak rate, evenly
 //   spaced, open loop (lib.mjs `steady`), alone and then while another client sends the 0.9 MiB
 //   conversation (945,546 bytes of body, the same policy) twice a second: p50 and p99 of the
 //   4 KB requests in both runs, and how much the p99 grew (budget: 5 ms);
@@ -20,6 +20,7 @@ import { randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { BIG_BODY, REFERENCE_BODY, REFERENCE_POLICY as referencePolicy } from './evaluation-cases.mjs'
 import {
   benchArgs,
   envPairs,
@@ -32,7 +33,6 @@ import {
   startProcess,
   steady,
 } from './lib.mjs'
-import { BIG_BODY, REFERENCE_BODY, referencePolicy } from './reference.mjs'
 
 const { opts, DURATION, CONNECTIONS } = benchArgs(
   { duration: '10' },

@@ -152,3 +152,8 @@ export const BIG_MESSAGES = (() => {
 
 /** How many bytes of text the messages hold (UTF-8). */
 export const textBytes = (messages) => messages.reduce((a, m) => a + Buffer.byteLength(m.content), 0)
+
+/** The request bodies of the evaluation call for the three conversations. */
+export const REFERENCE_BODY = JSON.stringify({ messages: REFERENCE_MESSAGES })
+export const CLEAN_BODY = JSON.stringify({ messages: CLEAN_MESSAGES })
+export const BIG_BODY = JSON.stringify({ messages: BIG_MESSAGES })

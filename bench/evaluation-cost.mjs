@@ -4,7 +4,7 @@
 //
 // 1. Each rule type's nanoseconds per character on the text that costs it most (32 rules of the
 //    type over 12,500 characters; pii over 20,000 characters of each kind of candidate).
-// 2. The reference policy (bench/reference.mjs) on conversations of 4 KB to 1 MB: milliseconds on
+// 2. The reference policy (bench/evaluation-cases.mjs) on conversations of 4 KB to 1 MB: milliseconds on
 //    the event loop, the structured clone of the conversation, and the whole round trip through
 //    an evaluation pool of one worker (which also makes the log's redacted texts).
 // 3. Compiling drafts: 1,280 keywords rules holding 1 MB of phrases; 1,280 regex rules of
@@ -13,8 +13,11 @@
 //   npm run build && taskset -c 1 node bench/evaluation-cost.mjs
 import { performance } from 'node:perf_hooks'
 import { pathToFileURL } from 'node:url'
+import {
+  REFERENCE_MESSAGES as referenceMessages,
+  REFERENCE_POLICY as referencePolicy,
+} from './evaluation-cases.mjs'
 import { root } from './lib.mjs'
-import { referenceMessages, referencePolicy } from './reference.mjs'
 
 const dist = `${root}dist`
 const { compilePolicy: compileWith, evaluate } = await import(pathToFileURL(`${dist}/rules/evaluate.js`).href)

@@ -225,3 +225,13 @@ export async function runPinned(main) {
     for (const child of children) if (child.exitCode === null) child.kill('SIGKILL')
   })
 }
+
+/** Creates a resource through Warden's API with `key` (an application, a policy); throws unless 201. */
+export async function create(port, key, path, payload) {
+  const res = await fetch(`http://127.0.0.1:${port}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+    body: JSON.stringify(payload),
+  })
+  if (res.status !== 201) throw new Error(`${path}: ${res.status} ${await res.text()}`)
+}

@@ -37,6 +37,7 @@ import {
   benchArgs,
   children,
   cpuSeconds,
+  create,
   errorsOf,
   load,
   median,
@@ -171,14 +172,7 @@ async function open(target, rate, pid) {
   return { ...result, cpuUs: ((cpuSeconds(pid) - cpu0) / result.requests) * 1e6 }
 }
 
-const api = (port, path, payload) =>
-  fetch(`http://127.0.0.1:${port}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_KEY}` },
-    body: JSON.stringify(payload),
-  }).then(async (r) => {
-    if (r.status !== 201) throw new Error(`${path}: ${r.status} ${await r.text()}`)
-  })
+const api = (port, path, payload) => create(port, ADMIN_KEY, path, payload)
 
 /** The pids of the servers on core 1, Warden and the bare proxy. */
 const servers = []

@@ -22,6 +22,7 @@ import { join } from 'node:path'
 import {
   benchArgs,
   cpuSeconds,
+  create,
   median,
   hasTaskset as pinned,
   runPinned,
@@ -185,14 +186,7 @@ function writtenAt(words, sent) {
   return times
 }
 
-const api = (port, path, payload) =>
-  fetch(`http://127.0.0.1:${port}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_KEY}` },
-    body: JSON.stringify(payload),
-  }).then(async (r) => {
-    if (r.status !== 201) throw new Error(`${path}: ${r.status} ${await r.text()}`)
-  })
+const api = (port, path, payload) => create(port, ADMIN_KEY, path, payload)
 
 const fmt = (x, digits = 1) => x.toFixed(digits)
 
