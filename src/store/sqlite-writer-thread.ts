@@ -261,7 +261,9 @@ export function checkpointerThread(
   const db = new SQLite(data.path)
   db.pragma('busy_timeout = 5000')
   db.pragma('wal_autocheckpoint = 0')
-  let checkpointed = Atomics.load(control, 2)
+  // Commits the last checkpoint covered. -1: none yet, so the log is checkpointed once at start
+  // (what an earlier run left in it, and the commits made while this thread was starting).
+  let checkpointed = -1
   const checkpoint = (): void => {
     checkpointed = Atomics.load(control, 2)
     try {

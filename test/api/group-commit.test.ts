@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
@@ -133,6 +133,30 @@ describe('SqliteWriter when its thread is gone', () => {
       await expect(writer.request('begin')).rejects.toBeInstanceOf(StoreUnavailableError)
       expect(() => writer.call('run', 'select 1', [])).toThrow(StoreUnavailableError)
     } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
+
+describe('the checkpointer thread', () => {
+  it('checkpoints on its own and truncates the write-ahead log past its bound', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'warden-checkpoint-'))
+    const path = join(dir, 'c.db')
+    // A bound of one byte: every checkpoint truncates the log.
+    const writer = new SqliteWriter(path, { walTruncateBytes: 1 })
+    try {
+      writer.call('run', 'create table t (id integer primary key, v text)', [])
+      for (let i = 0; i < 12; i++)
+        await writer.request('run', 'insert into t (v) values (?)', ['x'.repeat(5000)])
+      expect(statSync(`${path}-wal`).size).toBeGreaterThan(0)
+      // It runs after 5 commits, or once 50 ms pass without one; wait for it, without a deadline
+      // on its speed beyond the test's own timeout.
+      while (statSync(`${path}-wal`).size > 0) await new Promise((resolve) => setTimeout(resolve, 20))
+      const reader = new SQLite(path, { readonly: true })
+      expect(reader.prepare('select count(*) as n from t').get()).toEqual({ n: 12 })
+      reader.close()
+    } finally {
+      await writer.close()
       rmSync(dir, { recursive: true, force: true })
     }
   })
