@@ -78,10 +78,11 @@ export type WriterAnswer =
 
 /**
  * The writer thread's program. It owns the store's one write connection: every statement that
- * writes, every commit with its fsync (`synchronous=FULL`) and every checkpoint run here, so that
- * none of them holds the event loop. The event loop sends a group commit's writes without
- * waiting, waits a few microseconds for a statement whose answer it needs (a read inside a
- * transaction), and awaits BEGIN and COMMIT without blocking (bench/sqlite-writer.mjs).
+ * writes and every commit with its fsync (`synchronous=FULL`) run here, so that none of them
+ * holds the event loop (checkpoints run in `checkpointerThread`). The event loop sends BEGIN and
+ * a group commit's writes without waiting, waits a few microseconds for a statement whose answer
+ * it needs (a read inside a transaction), and awaits COMMIT without blocking
+ * (bench/sqlite-writer.mjs).
  *
  * Self-contained by design: its source text is the thread's program (see `sqlite-writer.ts`), so
  * it uses nothing but its arguments, and runs the same from the TypeScript under test, from the

@@ -66,10 +66,11 @@ function answerValue(answer: WriterAnswer): unknown {
 
 /**
  * The event loop's side of the SQLite writer thread (`sqlite-writer-thread.ts`), which owns the
- * store's write connection. A transaction's statements run there synchronously, the event loop
- * waiting a few microseconds for each (`call`); BEGIN, COMMIT, ROLLBACK and statements outside a
- * transaction are awaited (`request`), so the fsync of a commit and every checkpoint run while
- * the event loop serves other requests.
+ * store's write connection, and of the checkpointer thread beside it. Statements nobody waits for
+ * (BEGIN, a group commit's writes) are queued (`send`) and leave with the next request; a
+ * statement whose answer a transaction needs waits a few microseconds for it (`call`); COMMIT,
+ * ROLLBACK and statements outside a transaction are awaited (`request`), so a commit's fsync and
+ * every checkpoint run while the event loop serves other requests.
  */
 export class SqliteWriter {
   /** Commits this process has made; it moves before the callers of a commit hear of it. */
