@@ -16,6 +16,7 @@ import { AppError } from '../errors.js'
 import { postJson, readBody } from '../net/outbound.js'
 import { MAX_NESTING_DEPTH, tooDeep } from '../schemas/nesting.js'
 import { isChunk, isCompletion, type StreamChunk, streamTexts } from './completions.js'
+import { exactScrubber, type Scrubber, secretScrubber } from './secrets.js'
 
 type Json = Record<string, unknown>
 
@@ -62,7 +63,7 @@ export async function callUpstream(call: UpstreamCall): Promise<UpstreamReply> {
     accept: stream ? 'text/event-stream' : 'application/json',
   }
   if (upstream.apiKey) headers.authorization = `Bearer ${upstream.apiKey}`
-  const scrub = (text: string) => (upstream.apiKey ? text.replaceAll(upstream.apiKey, '[REDACTED]') : text)
+  const scrub = secretScrubber(upstream.apiKey)
   /** What a failure is, once the deadline and the client are accounted for. */
   const failure = (error: unknown, doing: string): Error => {
     if (error instanceof AppError) return error
@@ -79,9 +80,10 @@ export async function callUpstream(call: UpstreamCall): Promise<UpstreamReply> {
       if (stream) {
         if (!type.includes('text/event-stream'))
           throw nonsense(`answered ${type || 'no content type'} to a streamed request`)
-        return { stream: true, chunks: await readEvents(response, scrub) }
+        return { stream: true, chunks: await readEvents(response, scrub, exactScrubber(upstream.apiKey)) }
       }
-      const text = await readText(response, MAX_REPLY_BYTES)
+      // Even a successful reply never carries the key on: an upstream that echoes its request would.
+      const text = exactScrubber(upstream.apiKey)(await readText(response, MAX_REPLY_BYTES))
       let completion: unknown
       try {
         completion = JSON.parse(text)
@@ -90,7 +92,7 @@ export async function callUpstream(call: UpstreamCall): Promise<UpstreamReply> {
       }
       const error = errorMessage(completion)
       if (error !== null)
-        throw new AppError('upstream_error', scrub(`The model provider answered an error: ${error}`))
+        throw new AppError('upstream_error', `The model provider answered an error: ${said(error, scrub)}`)
       if (!isCompletion(completion)) throw nonsense('answered JSON that is not a chat completion')
       if (tooDeep(completion, MAX_NESTING_DEPTH) !== null) throw nonsense(`answered ${DEEPER}`)
       return { stream: false, completion }
@@ -131,7 +133,7 @@ export async function* streamUpstream(call: Omit<UpstreamCall, 'stream'>): Async
   signal?.addEventListener('abort', onClientGone, { once: true })
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream' }
   if (upstream.apiKey) headers.authorization = `Bearer ${upstream.apiKey}`
-  const scrub = (text: string) => (upstream.apiKey ? text.replaceAll(upstream.apiKey, '[REDACTED]') : text)
+  const scrub = secretScrubber(upstream.apiKey)
   const failure = (error: unknown, doing: string): Error => {
     if (error instanceof AppError) return error
     if (timedOut) return new AppError('upstream_timeout', `The model provider was silent for ${timeoutMs} ms`)
@@ -146,7 +148,7 @@ export async function* streamUpstream(call: Omit<UpstreamCall, 'stream'>): Async
       const type = response.headers['content-type'] ?? ''
       if (!type.includes('text/event-stream'))
         throw nonsense(`answered ${type || 'no content type'} to a streamed request`)
-      const events = new EventReader(scrub)
+      const events = new EventReader(scrub, exactScrubber(upstream.apiKey))
       let any = false
       for await (const part of response as AsyncIterable<Uint8Array>) {
         const chunks = events.feed(part)
@@ -188,7 +190,8 @@ class EventReader {
   private problem: AppError | null = null
   private bytes = 0
 
-  constructor(scrub: (text: string) => string) {
+  /** `scrub` reads the upstream's error messages, `exact` every event (exactScrubber). */
+  constructor(scrub: Scrubber, exact: Scrubber) {
     this.parser = createParser({
       onEvent: (event) => {
         if (this.done || this.problem) return
@@ -196,9 +199,10 @@ class EventReader {
           this.done = true
           return
         }
+        const data = exact(event.data)
         let chunk: unknown
         try {
-          chunk = JSON.parse(event.data)
+          chunk = JSON.parse(data)
         } catch {
           this.problem = nonsense('streamed an event that is not JSON')
           return
@@ -207,12 +211,12 @@ class EventReader {
         if (error !== null)
           this.problem = new AppError(
             'upstream_error',
-            scrub(`The model provider failed mid-stream: ${error}`),
+            `The model provider failed mid-stream: ${said(error, scrub)}`,
           )
         else if (!isChunk(chunk))
           this.problem = nonsense('streamed an event that is not a chat completion chunk')
         else if (tooDeep(chunk, MAX_NESTING_DEPTH) !== null) this.problem = nonsense(`streamed ${DEEPER}`)
-        else this.ready.push({ raw: event.data, chunk })
+        else this.ready.push({ raw: data, chunk })
       },
     })
   }
@@ -273,11 +277,11 @@ async function post(
 }
 
 /** A status other than 2xx is the provider's error, its message read from the body. */
-async function expectSuccess(response: IncomingMessage, scrub: (text: string) => string): Promise<void> {
+async function expectSuccess(response: IncomingMessage, scrub: Scrubber): Promise<void> {
   const status = response.statusCode ?? 0
   if (status < 200 || status > 299) {
     const text = await readText(response, 64 * 1024)
-    throw new AppError('upstream_error', scrub(statusDetail(status, text)))
+    throw new AppError('upstream_error', statusDetail(status, text, scrub))
   }
 }
 
@@ -313,17 +317,24 @@ function errorMessage(body: unknown): string | null {
   return 'no message'
 }
 
-function statusDetail(status: number, text: string): string {
+function statusDetail(status: number, text: string, scrub: Scrubber): string {
   let message: string | null = null
   try {
     message = errorMessage(JSON.parse(text))
   } catch {
     message = null
   }
-  const said = message
-    ? `: ${message.length > MAX_ERROR_DETAIL ? `${message.slice(0, MAX_ERROR_DETAIL)}…` : message}`
-    : ''
-  return `The model provider answered HTTP ${status}${said}`
+  return `The model provider answered HTTP ${status}${message ? `: ${said(message, scrub)}` : ''}`
+}
+
+/**
+ * An upstream's message as a client may read it: the key scrubbed first, then cut to
+ * MAX_ERROR_DETAIL characters (cut first, a key across the cut would keep all but its last
+ * characters). Scrubbing reads at most four times that much of it.
+ */
+function said(message: string, scrub: Scrubber): string {
+  const scrubbed = scrub(message.slice(0, MAX_ERROR_DETAIL * 4))
+  return scrubbed.length > MAX_ERROR_DETAIL ? `${scrubbed.slice(0, MAX_ERROR_DETAIL)}…` : scrubbed
 }
 
 /** The body as text, at most `limit` bytes. */
@@ -338,7 +349,8 @@ async function readText(response: IncomingMessage, limit: number): Promise<strin
 /** Every data event of a server-sent event stream up to `[DONE]`, each a chat completion chunk. */
 async function readEvents(
   response: IncomingMessage,
-  scrub: (text: string) => string,
+  scrub: Scrubber,
+  exact: Scrubber,
 ): Promise<StreamChunk[]> {
   const chunks: StreamChunk[] = []
   let done = false
@@ -350,19 +362,23 @@ async function readEvents(
         done = true
         return
       }
+      const data = exact(event.data)
       let chunk: unknown
       try {
-        chunk = JSON.parse(event.data)
+        chunk = JSON.parse(data)
       } catch {
         problem = nonsense('streamed an event that is not JSON')
         return
       }
       const error = errorMessage(chunk)
       if (error !== null)
-        problem = new AppError('upstream_error', scrub(`The model provider failed mid-stream: ${error}`))
+        problem = new AppError(
+          'upstream_error',
+          `The model provider failed mid-stream: ${said(error, scrub)}`,
+        )
       else if (!isChunk(chunk)) problem = nonsense('streamed an event that is not a chat completion chunk')
       else if (tooDeep(chunk, MAX_NESTING_DEPTH) !== null) problem = nonsense(`streamed ${DEEPER}`)
-      else chunks.push({ raw: event.data, chunk })
+      else chunks.push({ raw: data, chunk })
     },
   })
   const decoder = new TextDecoder()

@@ -775,6 +775,30 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
       expect(log.json().data.map((e: { request_id: string }) => e.request_id)).toContain(requestId)
     })
 
+    it('never shows the provider’s key when it straddles the cut to 500 characters, nor split, encoded or mid-stream', async () => {
+      const base64 = Buffer.from(UPSTREAM_KEY).toString('base64')
+      const echoes = [
+        // The message is cut to 500 characters: the key across the cut once kept all but its last.
+        `${'x'.repeat(465)} ${UPSTREAM_KEY}`,
+        `key: ${UPSTREAM_KEY.slice(0, 20)}\n${UPSTREAM_KEY.slice(20)}`,
+        `key=${encodeURIComponent(`${UPSTREAM_KEY}/`)}`,
+        `Authorization: Basic ${base64}`,
+      ]
+      for (const message of echoes) {
+        double.script({ json: { error: { message } }, status: 401 })
+        const res = await post('support-bot', { model: 'm', messages: user('x') })
+        const body = await expectProblem(res, 502, 'upstream_error')
+        expect(body.detail).toContain('[REDACTED]')
+        for (const leaked of [UPSTREAM_KEY.slice(0, 8), UPSTREAM_KEY.slice(-8), base64.slice(8, 16)])
+          expect(body.detail).not.toContain(leaked)
+      }
+      double.script({ chunks: [chunksOf('partial')[0], { error: { message: `bad key ${UPSTREAM_KEY}` } }] })
+      const streamed = await postBuffered('support-bot', { model: 'm', stream: true, messages: user('x') })
+      const text = await streamed.text()
+      expect(text).toContain('[REDACTED]')
+      expect(text).not.toContain(UPSTREAM_KEY.slice(-8))
+    })
+
     it('answers 502 for an answer that is not a completion, and for an error mid-stream', async () => {
       double.script(
         { raw: 'hello', contentType: 'text/plain' },
