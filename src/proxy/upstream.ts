@@ -1,9 +1,10 @@
 /**
  * The call to a model provider's OpenAI-compatible Chat Completions endpoint
  * (docs/chat-completions.md): one POST over a keep-alive connection (src/net/outbound.ts).
- * `callUpstream` reads the whole reply within the provider timeout (a streamed reply parsed by
- * eventsource-parser and kept whole, for a buffered stream); `streamUpstream` yields a stream's chunks as they arrive, the
- * timeout bounding each wait. Failures become 502 upstream_error or 504 upstream_timeout; the
+ * `callUpstream` reads the whole reply: a JSON one within the provider timeout, a streamed one
+ * (kept whole, for a buffered stream) as `streamUpstream` reads it; `streamUpstream` yields a
+ * stream's chunks as they arrive (parsed by eventsource-parser), the timeout bounding each wait:
+ * a stream is bounded by silence, never by its length. Failures become 502 upstream_error or 504 upstream_timeout; the
  * provider's key appears in no error, since a provider may echo it back in its own error
  * messages. A body that cannot be serialised is never sent, and is Warden's own failure (500
  * internal_error), not the network's.
@@ -43,9 +44,17 @@ export class ClientGoneError extends Error {
   override name = 'ClientGoneError'
 }
 
-/** Calls the upstream and reads its whole reply. */
+/**
+ * Calls the upstream and reads its whole reply: a stream's chunks as `streamUpstream` yields
+ * them, so that a long stream is bounded by silence, as a released one is, not by its length.
+ */
 export async function callUpstream(call: UpstreamCall): Promise<UpstreamReply> {
   const { upstream, body, stream, timeoutMs, signal } = call
+  if (stream) {
+    const chunks: StreamChunk[] = []
+    for await (const chunk of streamUpstream(call)) chunks.push(chunk)
+    return { stream: true, chunks }
+  }
   if (signal?.aborted) throw new ClientGoneError('the client went away')
   // Serialised before anything is sent, apart from the network failures below: a body that
   // cannot be serialised is Warden's failure, never the provider's.
@@ -58,10 +67,7 @@ export async function callUpstream(call: UpstreamCall): Promise<UpstreamReply> {
   }, timeoutMs)
   const onClientGone = () => controller.abort()
   signal?.addEventListener('abort', onClientGone, { once: true })
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    accept: stream ? 'text/event-stream' : 'application/json',
-  }
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' }
   if (upstream.apiKey) headers.authorization = `Bearer ${upstream.apiKey}`
   const scrub = secretScrubber(upstream.apiKey)
   /** What a failure is, once the deadline and the client are accounted for. */
@@ -76,12 +82,6 @@ export async function callUpstream(call: UpstreamCall): Promise<UpstreamReply> {
     const response = await post(upstream, headers, payload, controller.signal, failure)
     try {
       await expectSuccess(response, scrub)
-      const type = response.headers['content-type'] ?? ''
-      if (stream) {
-        if (!type.includes('text/event-stream'))
-          throw nonsense(`answered ${type || 'no content type'} to a streamed request`)
-        return { stream: true, chunks: await readEvents(response, scrub, exactScrubber(upstream.apiKey)) }
-      }
       // Even a successful reply never carries the key on: an upstream that echoes its request would.
       const text = exactScrubber(upstream.apiKey)(await readText(response, MAX_REPLY_BYTES))
       let completion: unknown
@@ -344,57 +344,4 @@ async function readText(response: IncomingMessage, limit: number): Promise<strin
   } catch (error) {
     throw error instanceof RangeError ? nonsense(`answered more than ${limit} bytes`) : error
   }
-}
-
-/** Every data event of a server-sent event stream up to `[DONE]`, each a chat completion chunk. */
-async function readEvents(
-  response: IncomingMessage,
-  scrub: Scrubber,
-  exact: Scrubber,
-): Promise<StreamChunk[]> {
-  const chunks: StreamChunk[] = []
-  let done = false
-  let problem: AppError | null = null
-  const parser = createParser({
-    onEvent(event) {
-      if (done || problem) return
-      if (event.data === '[DONE]') {
-        done = true
-        return
-      }
-      const data = exact(event.data)
-      let chunk: unknown
-      try {
-        chunk = JSON.parse(data)
-      } catch {
-        problem = nonsense('streamed an event that is not JSON')
-        return
-      }
-      const error = errorMessage(chunk)
-      if (error !== null)
-        problem = new AppError(
-          'upstream_error',
-          `The model provider failed mid-stream: ${said(error, scrub)}`,
-        )
-      else if (!isChunk(chunk)) problem = nonsense('streamed an event that is not a chat completion chunk')
-      else if (tooDeep(chunk, MAX_NESTING_DEPTH) !== null) problem = nonsense(`streamed ${DEEPER}`)
-      else chunks.push({ raw: data, chunk })
-    },
-  })
-  const decoder = new TextDecoder()
-  let bytes = 0
-  for await (const part of response as AsyncIterable<Uint8Array>) {
-    bytes += part.byteLength
-    if (bytes > MAX_REPLY_BYTES) throw nonsense(`streamed more than ${MAX_REPLY_BYTES} bytes`)
-    parser.feed(decoder.decode(part, { stream: true }))
-    if (problem) throw problem
-  }
-  if (!done) {
-    // Some servers end without [DONE]: the stream counts when every choice finished.
-    parser.feed(`${decoder.decode()}\n\n`)
-    if (problem) throw problem
-    if (!streamTexts(chunks).finished) throw nonsense('ended its stream before the reply was complete')
-  }
-  if (chunks.length === 0) throw nonsense('streamed no chunk')
-  return chunks
 }

@@ -929,6 +929,20 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
           .join(''),
       ).toBe('slow but steady words')
     })
+
+    it('bounds a buffered stream by silence, not by its length: a long healthy reply is no timeout', async () => {
+      // 13 chunks 60 ms apart take at least 780 ms, twice PROVIDER_TIMEOUT_MS, and never pause 400 ms.
+      double.script({ chunks: chunksOf('slow but steady words', { size: 2 }), gapMs: 60 })
+      const res = await postBuffered('support-bot', { model: 'm', stream: true, messages: user('x') })
+      const text = await res.text()
+      expect(res.status, text).toBe(200)
+      expect(text).toContain('data: [DONE]')
+      expect(
+        eventsOf(text)
+          .map((c) => c.choices?.[0]?.delta?.content ?? '')
+          .join(''),
+      ).toBe('slow but steady words')
+    })
   })
 
   describe('configuration and validation', () => {
