@@ -33,10 +33,10 @@ import type { EvaluationCaller, EvaluationsService, StoredPolicies } from './eva
  */
 export interface ChatCompletionAnswer {
   /**
-   * What Warden did (X-Warden-Action). For a stream released as it grows, what was known when
-   * it started (the input was allowed); its last chunk's `warden` says how it ended.
+   * What Warden did (X-Warden-Action). Null for a stream released as it grows: its headers leave
+   * before the output is decided, and its last chunk's `warden` says how it ended.
    */
-  action: Action
+  action: Action | null
   stream: boolean
   body: string | AsyncIterable<string>
 }
@@ -227,7 +227,7 @@ export class ChatCompletionsService {
       halt,
       signal,
     })
-    return { action: 'allow', stream: true, body: events }
+    return { action: null, stream: true, body: events }
   }
 
   private async *relay(

@@ -276,7 +276,8 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
       expect(res.status).toBe(200)
       const text = await res.text()
       expect((await patched) as { statusCode: number }).toMatchObject({ statusCode: 200 })
-      expect(res.headers.get('x-warden-action')).toBe('allow')
+      // Released as it grows: no header states a decision made after it left.
+      expect(res.headers.has('x-warden-action')).toBe(false)
       const ids = [...text.matchAll(/"(?:input|output)_evaluation_id":"([^"]+)"/g)].map((m) => m[1])
       expect(ids).toHaveLength(2)
       const revisions = []
@@ -517,12 +518,16 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
       expect(double.received[0]?.body.stream_options).toEqual({ include_usage: true })
     })
 
-    it('sends OpenAI’s event format with X-Warden-Action', async () => {
-      double.script({ chunks: chunksOf('ok') })
+    it('sends OpenAI’s event format, with X-Warden-Action only once the decision is made', async () => {
+      double.script({ chunks: chunksOf('ok') }, { chunks: chunksOf('ok') })
+      const buffered = await postBuffered('support-bot', { model: 'm', stream: true, messages: user('hi') })
+      expect(buffered.headers.get('x-warden-action')).toBe('allow')
+      await buffered.text()
       const res = await post('support-bot', { model: 'm', stream: true, messages: user('hi') })
       expect(res.status).toBe(200)
       expect(res.headers.get('content-type')).toBe('text/event-stream; charset=utf-8')
-      expect(res.headers.get('x-warden-action')).toBe('allow')
+      // Released as it grows, the headers leave before the output is decided.
+      expect(res.headers.has('x-warden-action')).toBe(false)
       const body = await res.text()
       const events = body.split('\n\n')
       expect(events.at(-1)).toBe('')
@@ -553,7 +558,13 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
       expect(chunks.at(-1).usage.total_tokens).toBe(15)
       expect(chunks.at(-1).warden.action).toBe('override')
 
-      // Released as it grows (the default), through the SDK: the text before the key, then the override.
+      // Released as it grows (the default): the headers say nothing of a decision not yet made.
+      double.script({ chunks: chunksOf(text) })
+      const released = await post('support-bot', { model: 'm', stream: true, messages: user('key?') })
+      expect(released.headers.has('x-warden-action')).toBe(false)
+      expect(eventsOf(await released.text()).at(-1).warden.action).toBe('override')
+
+      // Through the SDK: the text before the key, then the override.
       double.script({ chunks: chunksOf(text) })
       let received = ''
       let finish: string | null = null
