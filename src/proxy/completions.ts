@@ -78,13 +78,73 @@ export function evaluatedMessages(messages: readonly ChatMessage[]): EvaluatedMe
   })
 }
 
-/** The text a reply's message shows a user: its content, else its refusal; null when it has neither (tool calls only). */
+/** Texts joined as one reply's text: those present, with "\n" between them; null when none is. */
+function joined(...texts: (string | null)[]): string | null {
+  const present = texts.filter((t): t is string => t !== null)
+  return present.length === 0 ? null : present.join('\n')
+}
+
+/**
+ * The text a reply's message shows a user: its content and its refusal, both when both are there
+ * (an upstream is not trusted to send only one); null when it has neither (tool calls only).
+ */
 function messageText(message: unknown): string | null {
   if (!isObject(message)) return null
-  if (typeof message.content === 'string') return message.content
-  if (Array.isArray(message.content)) return partsText(message.content)
-  if (typeof message.refusal === 'string') return message.refusal
-  return null
+  const content =
+    typeof message.content === 'string'
+      ? message.content
+      : Array.isArray(message.content)
+        ? partsText(message.content)
+        : null
+  return joined(content, typeof message.refusal === 'string' ? message.refusal : null)
+}
+
+/**
+ * The fields of a reply's message, or of a streamed delta, that Warden relays: its text (content
+ * and refusal, which the output policies read), its role, and its tool calls. Anything else an
+ * upstream sends (reasoning text, audio and its transcript, annotations, fields of its own) is
+ * text no policy read, and is dropped: an upstream is not trusted to put text only where it is
+ * evaluated.
+ */
+const RELAYED_FIELDS: ReadonlySet<string> = new Set([
+  'role',
+  'content',
+  'refusal',
+  'tool_calls',
+  'function_call',
+])
+
+/** A message or delta with only the fields Warden relays; the same object when it has no other. */
+export function relayedFields(message: Json): Json {
+  let relayed: Json | null = null
+  for (const key of Object.keys(message)) {
+    if (RELAYED_FIELDS.has(key)) continue
+    relayed ??= { ...message }
+    delete relayed[key]
+  }
+  return relayed ?? message
+}
+
+/**
+ * A completion's or a chunk's choices with their messages or deltas as `relayedFields` leaves
+ * them, and without their log probabilities when `guarded`: the tokens there, and their
+ * alternatives, are text of their own that no policy read. The same object when none changed.
+ */
+function relayedChoices<T extends { choices: Json[] }>(
+  reply: T,
+  field: 'message' | 'delta',
+  guarded: boolean,
+): T {
+  let changed = false
+  const choices = reply.choices.map((choice) => {
+    const inner = choice[field]
+    const relayed = isObject(inner) ? relayedFields(inner) : inner
+    const dropLogprobs = guarded && choice.logprobs !== undefined && choice.logprobs !== null
+    if (relayed === inner && !dropLogprobs) return choice
+    changed = true
+    return { ...choice, [field]: relayed, ...(dropLogprobs ? { logprobs: null } : {}) }
+  })
+  return changed ? { ...reply, choices } : reply
 }
 
 /** The choices of a completion that is one: an object whose `choices` are objects with a numeric index. */
@@ -111,7 +171,7 @@ export function completionTexts(completion: { choices: Json[] }): Map<number, st
   return texts
 }
 
-/** A streamed choice as its deltas add up. */
+/** A streamed choice as its deltas add up: its content and its refusal, each read whole. */
 interface StreamedChoice {
   content: string | null
   refusal: string | null
@@ -143,7 +203,7 @@ export function streamTexts(chunks: readonly StreamChunk[]): {
   const texts = new Map<number, string | null>()
   let finished = choices.size > 0
   for (const [index, state] of choices) {
-    texts.set(index, state.content ?? state.refusal)
+    texts.set(index, joined(state.content, state.refusal))
     if (!state.finished) finished = false
   }
   return { texts, finished }
@@ -192,15 +252,17 @@ export function guardedCompletion(
   completion: Json & { choices: Json[] },
   replacements: ReadonlyMap<number, string>,
   warden: WardenOutcome,
+  guarded: boolean,
 ): string {
+  const relayed = relayedChoices(completion, 'message', guarded)
   const choices =
     replacements.size === 0
-      ? completion.choices
-      : completion.choices.map((choice) => {
+      ? relayed.choices
+      : relayed.choices.map((choice) => {
           const text = replacements.get(choice.index as number)
           return text === undefined ? choice : replacedChoice(choice.index as number, text)
         })
-  return JSON.stringify({ ...completion, choices, warden })
+  return JSON.stringify({ ...relayed, choices, warden })
 }
 
 const event = (data: string) => `data: ${data}\n\n`
@@ -268,20 +330,29 @@ export function stoppedStream(
   return eventStream(chunks, warden)
 }
 
+/** A chunk as relayed: as received when it holds only what Warden relays, else rebuilt without the rest. */
+function relayedChunk(item: StreamChunk, guarded: boolean): OutgoingChunk {
+  const chunk = relayedChoices(item.chunk as Json & { choices: Json[] }, 'delta', guarded)
+  return chunk === item.chunk ? item : { chunk }
+}
+
 /**
- * The upstream's stream, replayed: as received when no choice failed; otherwise without a single
- * delta of the failed choices, whose replacements come after the other choices' chunks and before
- * the usage chunk.
+ * The upstream's stream, replayed: as received when no choice failed (less what Warden does not
+ * relay, `relayedChoices`); otherwise without a single delta of the failed choices, whose
+ * replacements come after the other choices' chunks and before the usage chunk. `guarded`: an
+ * enforced policy reads the reply.
  */
 export function guardedStream(
-  chunks: readonly StreamChunk[],
+  received: readonly StreamChunk[],
   replacements: ReadonlyMap<number, string>,
   includeUsage: boolean,
   warden: WardenOutcome,
+  guarded: boolean,
 ): string {
+  const chunks = received.map((item) => relayedChunk(item, guarded))
   if (replacements.size === 0) return eventStream(chunks, warden)
   const kept: OutgoingChunk[] = []
-  const usage: StreamChunk[] = []
+  const usage: OutgoingChunk[] = []
   for (const item of chunks) {
     const choices = item.chunk.choices as Json[]
     if (choices.length === 0) {

@@ -41,6 +41,11 @@ export type StreamPlan =
 
 const OUTPUT_MASK = targetMask(['output', 'assistant'] satisfies Target[])
 
+/** Whether an enforced policy reads the reply (its output or assistant targets). */
+export function guardsReply(policies: readonly CompiledPolicy[]): boolean {
+  return policies.some((p) => p.policy.mode === 'enforce' && (p.targets & OUTPUT_MASK) !== 0)
+}
+
 /**
  * The rules an enforced policy reading the reply (output or assistant targets) applies to it:
  * detectors expected to pass are released incrementally; toxicity, prompt_injection and custom

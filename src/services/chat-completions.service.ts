@@ -9,6 +9,7 @@ import {
   evaluatedMessages,
   guardedCompletion,
   guardedStream,
+  relayedFields,
   replacementText,
   type StreamChunk,
   stoppedCompletion,
@@ -18,7 +19,13 @@ import {
 } from '../proxy/completions.js'
 import { callUpstream, streamUpstream } from '../proxy/upstream.js'
 import type { CompiledPolicy, EvaluationOutcome } from '../rules/evaluate.js'
-import { ReleaseEngine, type ScoredWindow, type StreamDetector, streamPlan } from '../rules/stream.js'
+import {
+  guardsReply,
+  ReleaseEngine,
+  type ScoredWindow,
+  type StreamDetector,
+  streamPlan,
+} from '../rules/stream.js'
 import type { Application } from '../schemas/applications.js'
 import type { ChatCompletionRequest, WardenOutcome } from '../schemas/chat-completions.js'
 import type { Evaluation } from '../schemas/evaluations.js'
@@ -173,12 +180,13 @@ export class ChatCompletionsService {
       output_evaluation_id: ids[0] ?? null,
       output_evaluation_ids: ids,
     }
+    const guarded = guardsReply(inputDecided.policies.policies)
     return {
       action,
       stream,
       body: reply.stream
-        ? guardedStream(reply.chunks, replacements, includeUsage, warden)
-        : guardedCompletion(reply.completion, replacements, warden),
+        ? guardedStream(reply.chunks, replacements, includeUsage, warden, guarded)
+        : guardedCompletion(reply.completion, replacements, warden, guarded),
     }
   }
 
@@ -224,6 +232,7 @@ export class ChatCompletionsService {
       windows: windowed
         ? new WindowQueue((window) => this.deps.evaluations.scoreWindow(plan.scored, window.text, signal))
         : null,
+      guarding: guardsReply(inputDecided.policies.policies),
       halt,
       signal,
     })
@@ -241,6 +250,8 @@ export class ChatCompletionsService {
       engine: ReleaseEngine
       /** Scores the windows of the scored output rules; null when there are none. */
       windows: WindowQueue | null
+      /** Some enforced output rule holds text back: what would spell it (log probabilities) is not relayed. */
+      guarding: boolean
       halt: AbortController
       signal: AbortSignal | undefined
     },
@@ -392,8 +403,10 @@ export class ChatCompletionsService {
         const { choices: _, usage: __, warden: ___, ...rest } = chunk
         if (!('object' in envelope)) envelope = { ...rest, object: 'chat.completion.chunk' }
         const choices = chunk.choices as Json[]
-        const choice = choices.find((c) => c.index === 0)
-        if (choice === undefined) {
+        const found = choices.find((c) => c.index === 0)
+        if (found === undefined) {
+          // Another choice's text, from an upstream asked for one (n is 1 here): never relayed.
+          if (choices.length > 0) continue
           // Usage, or a prompt filter's results: in order, held once the choice finished.
           if (finished) {
             if (held) yield event(held)
@@ -401,13 +414,19 @@ export class ChatCompletionsService {
           } else yield `data: ${raw}\n\n`
           continue
         }
-        const delta = (typeof choice.delta === 'object' && choice.delta !== null ? choice.delta : {}) as Json
+        // Its log probabilities spell the tokens held back: they go only where nothing is held.
+        const choice = run.guarding ? { ...found, logprobs: null } : found
+        const delta = relayedFields(
+          (typeof choice.delta === 'object' && choice.delta !== null ? choice.delta : {}) as Json,
+        )
+        // Content and a refusal beside it are both the reply's text: both are read, in that order.
+        const texts = [delta.content, delta.refusal].filter((t): t is string => typeof t === 'string')
         const field =
           typeof delta.content === 'string' ? 'content' : typeof delta.refusal === 'string' ? 'refusal' : null
         let release = ''
         if (field !== null) {
           textField = field
-          const pushed = engine.push(delta[field] as string)
+          const pushed = engine.push(texts.join(''))
           if (pushed.violation) return yield* stop(null)
           release = pushed.release
           cut()
@@ -436,7 +455,7 @@ export class ChatCompletionsService {
         if (field === null) {
           if (held) yield event(held)
           held = null
-          yield `data: ${raw}\n\n`
+          yield event({ ...chunk, choices: [{ ...choice, delta }] })
         } else if (release !== '' || Object.keys(delta).some((k) => k !== 'content' && k !== 'refusal'))
           yield event({ ...chunk, choices: [{ ...choice, delta: withText(delta, field, release) }] })
       }
@@ -563,9 +582,9 @@ class WindowQueue {
 const event = (data: Json) => `data: ${JSON.stringify(data)}\n\n`
 const DONE = 'data: [DONE]\n\n'
 
-/** A delta with its text replaced by what is released (and no text field when nothing is). */
+/** A delta with its text (content and refusal) replaced by what is released, in `field` (and no text field when nothing is). */
 function withText(delta: Json, field: 'content' | 'refusal' | null, release: string): Json {
   if (field === null) return release === '' ? delta : { ...delta, content: release }
-  const { [field]: _, ...rest } = delta
+  const { content: _, refusal: __, ...rest } = delta
   return release === '' ? rest : { ...rest, [field]: release }
 }

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import fc from 'fast-check'
 import OpenAI, { APIError } from 'openai'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { callUpstream } from '../../src/proxy/upstream.js'
@@ -747,6 +748,170 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
       const events = eventsOf(await res.text())
       expect(events.map((c) => c.choices[0]?.delta?.content ?? '').join('')).toBe('All fine here.')
       expect(events.at(-1).warden).toMatchObject({ action: 'allow' })
+    })
+  })
+
+  describe('an upstream that hides text where a policy might not read it', () => {
+    const shell = { id: 'chatcmpl-upstream', object: 'chat.completion.chunk', created: 1, model: 'u' }
+    const chunk = (choices: unknown[]) => ({ ...shell, choices })
+    const start = chunk([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }])
+    const end = chunk([{ index: 0, delta: {}, finish_reason: 'stop' }])
+    /** Every string a client can read in an answer, in order, white space removed. */
+    const readable = (body: string) => {
+      const strings: string[] = []
+      const walk = (value: unknown) => {
+        if (typeof value === 'string') strings.push(value)
+        else if (value && typeof value === 'object') for (const v of Object.values(value)) walk(v)
+      }
+      for (const line of body.split('\n')) {
+        if (!line.startsWith('data: {')) continue
+        walk(JSON.parse(line.slice(6)))
+      }
+      if (body.startsWith('{')) walk(JSON.parse(body))
+      return strings.join('').replace(/\s/g, '')
+    }
+    const DIGITS = CARD.replace(/ /g, '')
+
+    it('never relays another choice index’s text in a released stream', async () => {
+      double.script({
+        chunks: [
+          start,
+          chunk([{ index: 0, delta: { content: 'Fine. ' }, finish_reason: null }]),
+          chunk([{ index: 1, delta: { content: `Card ${CARD}` }, finish_reason: null }]),
+          end,
+        ],
+      })
+      const res = await post('support-bot', { model: 'm', stream: true, messages: user('x') })
+      const body = await res.text()
+      expect(readable(body)).not.toContain(DIGITS)
+      expect(
+        eventsOf(body)
+          .map((c) => c.choices?.[0]?.delta?.content ?? '')
+          .join(''),
+      ).toBe('Fine. ')
+    })
+
+    it('evaluates a refusal beside content, buffered, released and as JSON', async () => {
+      const both = (refusal: string) => [
+        start,
+        chunk([{ index: 0, delta: { content: 'Fine. ', refusal }, finish_reason: null }]),
+        end,
+      ]
+      double.script({ chunks: both(`Card ${CARD}`) })
+      const buffered = await postBuffered('support-bot', { model: 'm', stream: true, messages: user('x') })
+      expect(buffered.headers.get('x-warden-action')).toBe('override')
+      expect(readable(await buffered.text())).not.toContain(DIGITS)
+      double.script({ chunks: both(`Card ${CARD}`) })
+      const released = await post('support-bot', { model: 'm', stream: true, messages: user('x') })
+      const text = await released.text()
+      expect(readable(text)).not.toContain(DIGITS)
+      expect(eventsOf(text).at(-1).warden.action).toBe('override')
+      double.script({
+        json: completion('Fine.', {
+          choices: [
+            {
+              index: 0,
+              message: { role: 'assistant', content: 'Fine.', refusal: `Card ${CARD}` },
+              logprobs: null,
+              finish_reason: 'stop',
+            },
+          ],
+        }),
+      })
+      const json = await post('support-bot', { model: 'm', messages: user('x') })
+      expect(json.headers.get('x-warden-action')).toBe('override')
+      expect(readable(await json.text())).not.toContain(DIGITS)
+    })
+
+    it('drops the fields no policy reads: reasoning, audio, and the log probabilities of text held back', async () => {
+      const hidden = (index: number) => [
+        start,
+        chunk([
+          {
+            index,
+            delta: { content: 'Fine. ', reasoning_content: `Card ${CARD}`, audio: { transcript: CARD } },
+            logprobs: { content: [{ token: CARD, logprob: 0, bytes: null, top_logprobs: [] }] },
+            finish_reason: null,
+          },
+        ]),
+        chunk([
+          {
+            index,
+            delta: { content: '4111 ' },
+            logprobs: { content: [{ token: CARD }] },
+            finish_reason: null,
+          },
+        ]),
+        end,
+      ]
+      for (const ask of [post, postBuffered]) {
+        double.script({ chunks: hidden(0) })
+        const res = await ask('support-bot', { model: 'm', stream: true, messages: user('x') })
+        const body = await res.text()
+        expect(body).not.toContain('reasoning_content')
+        expect(body).not.toContain('transcript')
+        expect(readable(body)).not.toContain(DIGITS)
+      }
+      double.script({
+        json: completion('Fine.', {
+          choices: [
+            {
+              index: 0,
+              message: {
+                role: 'assistant',
+                content: 'Fine.',
+                reasoning_content: CARD,
+                audio: { transcript: CARD },
+              },
+              logprobs: null,
+              finish_reason: 'stop',
+            },
+          ],
+        }),
+      })
+      const json = await post('support-bot', { model: 'm', messages: user('x') })
+      expect(json.headers.get('x-warden-action')).toBe('allow')
+      expect(readable(await json.text())).not.toContain(DIGITS)
+    })
+
+    it('never lets a card reach the client, wherever and in whichever pieces the upstream puts it', async () => {
+      const piece = fc.record({
+        index: fc.constantFrom(0, 0, 0, 1, 2),
+        field: fc.constantFrom('content', 'content', 'refusal', 'reasoning_content', 'logprobs'),
+      })
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(piece, { minLength: 1, maxLength: 5 }),
+          fc.boolean(),
+          async (pieces, buffered) => {
+            // The card cut into as many pieces as there are places, in order.
+            const size = Math.ceil(CARD.length / pieces.length)
+            const chunks: unknown[] = [start]
+            pieces.forEach(({ index, field }, i) => {
+              const text = CARD.slice(i * size, (i + 1) * size)
+              const choice =
+                field === 'logprobs'
+                  ? {
+                      index,
+                      delta: { content: '' },
+                      logprobs: { content: [{ token: text }] },
+                      finish_reason: null,
+                    }
+                  : { index, delta: { [field]: text }, finish_reason: null }
+              chunks.push(chunk([choice]))
+            })
+            chunks.push(end)
+            double.script({ chunks })
+            const res = await (buffered ? postBuffered : post)('support-bot', {
+              model: 'm',
+              stream: true,
+              messages: user('x'),
+            })
+            return !readable(await res.text()).includes(DIGITS)
+          },
+        ),
+        { numRuns: 40 },
+      )
     })
   })
 
