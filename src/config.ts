@@ -81,12 +81,23 @@ export interface Config {
 
 export type EvaluationLogContent = 'redacted' | 'none' | 'full'
 
+/**
+ * The workspaces an operator grants something it configures (PROVIDER_<NAME>_WORKSPACES, and
+ * GUARD_<NAME>_WORKSPACES alike): their names, or null for every workspace (the variable unset).
+ */
+export type WorkspaceGrant = ReadonlySet<string> | null
+
+/** A workspace's name, as `warden workspaces create` takes it. */
+export const WORKSPACE_NAME = /^[A-Za-z0-9._-]{1,64}$/
+
 /** An OpenAI-compatible upstream of a model provider. */
 export interface ProviderUpstream {
   /** e.g. https://api.openai.com/v1; requests go to `{baseUrl}/chat/completions`. */
   readonly baseUrl: string
   /** Sent as `Authorization: Bearer`; never logged, never sent to a client. */
   readonly apiKey: string | null
+  /** The workspaces that may use it (PROVIDER_<NAME>_WORKSPACES); null: every workspace. */
+  readonly workspaces: WorkspaceGrant
 }
 
 export interface ProviderDirectory {
@@ -187,9 +198,33 @@ function judgeConfig(env: NodeJS.ProcessEnv): JudgeConfig | null {
   })
 }
 
+/**
+ * The workspaces `variable` (a comma-separated list of workspace names) grants; null when it is
+ * unset. Throws a ConfigError naming the variable for a list that names no workspace or holds
+ * something that is no workspace's name.
+ */
+export function workspaceGrant(env: NodeJS.ProcessEnv, variable: string): WorkspaceGrant {
+  const raw = env[variable]
+  if (raw === undefined) return null
+  const names = raw.split(',').map((name) => name.trim())
+  if (names.every((name) => name === ''))
+    throw new ConfigError(`${variable} names no workspace; unset it to grant every workspace`)
+  for (const name of names)
+    if (!WORKSPACE_NAME.test(name))
+      throw new ConfigError(
+        `${variable} must be workspace names separated by commas (each 1 to 64 of A-Z, a-z, 0-9, ".", "_", "-"), got "${name}"`,
+      )
+  return Object.freeze(new Set(names))
+}
+
 function providers(env: NodeJS.ProcessEnv): ProviderDirectory {
   const upstreams = new Map<string, ProviderUpstream>()
   for (const [name, value] of Object.entries(env)) {
+    const granted = /^PROVIDER_([A-Z0-9_]+)_WORKSPACES$/.exec(name)
+    if (granted?.[1] && !env[`PROVIDER_${granted[1]}_BASE_URL`]?.trim())
+      throw new ConfigError(
+        `${name} is set but PROVIDER_${granted[1]}_BASE_URL is not: there is no upstream to grant`,
+      )
     const match = /^PROVIDER_([A-Z0-9_]+)_BASE_URL$/.exec(name)
     const raw = value?.trim()
     if (!match?.[1] || !raw) continue
@@ -206,7 +241,11 @@ function providers(env: NodeJS.ProcessEnv): ProviderDirectory {
     const apiKey = env[`PROVIDER_${match[1]}_API_KEY`]?.trim()
     upstreams.set(
       match[1],
-      Object.freeze({ baseUrl: raw.replace(/\/+$/, ''), apiKey: apiKey ? apiKey : null }),
+      Object.freeze({
+        baseUrl: raw.replace(/\/+$/, ''),
+        apiKey: apiKey ? apiKey : null,
+        workspaces: workspaceGrant(env, `PROVIDER_${match[1]}_WORKSPACES`),
+      }),
     )
   }
   return Object.freeze({

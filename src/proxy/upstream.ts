@@ -31,7 +31,7 @@ export type UpstreamReply =
   | { stream: true; chunks: StreamChunk[] }
 
 export interface UpstreamCall {
-  upstream: ProviderUpstream
+  upstream: Pick<ProviderUpstream, 'baseUrl' | 'apiKey'>
   body: Json
   stream: boolean
   timeoutMs: number

@@ -33,6 +33,7 @@ import type { ApplicationsService } from './applications.service.js'
 import type { Clock } from './clock.js'
 import type { EvaluationRecord } from './evaluation-log.service.js'
 import type { EvaluationCaller, EvaluationsService, StoredPolicies } from './evaluations.service.js'
+import type { WorkspaceGrants } from './workspace-grants.js'
 
 /**
  * A guarded completion, ready to send: JSON, the text of a whole server-sent event stream, or
@@ -63,6 +64,7 @@ export interface ChatCompletionsDependencies {
   evaluations: Pick<EvaluationsService, 'evaluateUnlogged' | 'log' | 'scoreWindow'>
   config: Pick<Config, 'providers' | 'providerTimeoutMs' | 'streamWindowChars'>
   clock: Clock
+  grants: Pick<WorkspaceGrants, 'allows'>
 }
 
 const PATH_POINTER = '#/path/application_id'
@@ -84,7 +86,7 @@ export class ChatCompletionsService {
     const { evaluations, clock } = this.deps
     const { signal } = options
     const application = await this.deps.applications.find(caller.workspaceId, applicationId)
-    const upstream = this.upstreamOf(application)
+    const upstream = await this.upstreamOf(application, caller.workspaceId)
     const model = request.model || application.model
     if (!model)
       throw invalid([
@@ -512,8 +514,12 @@ export class ChatCompletionsService {
     )
   }
 
-  /** The upstream of the application's provider; 422 naming what is missing. */
-  private upstreamOf(application: Application): ProviderUpstream {
+  /**
+   * The upstream of the application's provider; 422 naming what is missing. A provider the
+   * operator has not granted to the workspace (PROVIDER_<NAME>_WORKSPACES) answers as one without
+   * an upstream: a tenant learns nothing of what is configured for others.
+   */
+  private async upstreamOf(application: Application, workspaceId: string): Promise<ProviderUpstream> {
     const { provider, id } = application
     if (provider === null)
       throw invalid(
@@ -526,13 +532,13 @@ export class ChatCompletionsService {
         `Application "${id}" has no provider to send chat completions to`,
       )
     const upstream = this.deps.config.providers.find(provider)
-    if (!upstream) {
+    if (!upstream || !(await this.deps.grants.allows(upstream.workspaces, workspaceId))) {
       const name = providerEnvName(provider)
       throw invalid(
         [
           {
             pointer: PATH_POINTER,
-            detail: `provider "${provider}" of application "${id}" has no configured upstream: set PROVIDER_${name}_BASE_URL (and PROVIDER_${name}_API_KEY)`,
+            detail: `provider "${provider}" of application "${id}" has no configured upstream: set PROVIDER_${name}_BASE_URL (and PROVIDER_${name}_API_KEY; PROVIDER_${name}_WORKSPACES names the workspaces that may use it)`,
           },
         ],
         `Provider "${provider}" has no configured upstream`,

@@ -18,6 +18,7 @@ import { OperatorService } from './operator.service.js'
 import { PoliciesService } from './policies.service.js'
 import { PolicyTestsService } from './policy-tests.service.js'
 import { TransferService } from './transfer.service.js'
+import { WorkspaceGrants } from './workspace-grants.js'
 
 export interface Services {
   applications: ApplicationsService
@@ -131,7 +132,13 @@ export function createServices({
     idempotency: new IdempotencyService({ store, clock }),
     transfer: new TransferService(store),
     evaluations,
-    chatCompletions: new ChatCompletionsService({ applications, evaluations, config, clock }),
+    chatCompletions: new ChatCompletionsService({
+      applications,
+      evaluations,
+      config,
+      clock,
+      grants: new WorkspaceGrants({ store }),
+    }),
     evaluationLog,
     metrics,
   }

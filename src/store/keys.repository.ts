@@ -12,6 +12,10 @@ export async function findWorkspaceByName(db: Db, name: string): Promise<Workspa
   return db.selectFrom('workspaces').selectAll().where('name', '=', name).executeTakeFirst()
 }
 
+export async function findWorkspaceById(db: Db, id: string): Promise<WorkspaceRow | undefined> {
+  return db.selectFrom('workspaces').selectAll().where('id', '=', id).executeTakeFirst()
+}
+
 export async function countWorkspaces(db: Db): Promise<number> {
   const row = await db
     .selectFrom('workspaces')

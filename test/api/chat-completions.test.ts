@@ -125,6 +125,9 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
       PROVIDER_RESETTING_BASE_URL: `http://127.0.0.1:${(resetting.address() as AddressInfo).port}/v1`,
       PROVIDER_DOUBLE_BASE_URL: double.baseUrl,
       PROVIDER_DOUBLE_API_KEY: UPSTREAM_KEY,
+      PROVIDER_INTERNAL_BASE_URL: double.baseUrl,
+      PROVIDER_INTERNAL_API_KEY: 'sk-internal-only-for-default',
+      PROVIDER_INTERNAL_WORKSPACES: 'default,partners',
       PROVIDER_UNREACHABLE_BASE_URL: 'http://127.0.0.1:9/v1',
       PROVIDER_TIMEOUT_MS: '400',
     })
@@ -1133,7 +1136,7 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
         {
           pointer: '#/path/application_id',
           detail:
-            'provider "azure-eu" of application "elsewhere" has no configured upstream: set PROVIDER_AZURE_EU_BASE_URL (and PROVIDER_AZURE_EU_API_KEY)',
+            'provider "azure-eu" of application "elsewhere" has no configured upstream: set PROVIDER_AZURE_EU_BASE_URL (and PROVIDER_AZURE_EU_API_KEY; PROVIDER_AZURE_EU_WORKSPACES names the workspaces that may use it)',
         },
       ])
     })
@@ -1485,6 +1488,47 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
       await expectProblem(await post('support-bot', { messages: user('x') }, intruder), 404, 'not_found')
       await expectProblem(await post('missing', { messages: user('x') }), 404, 'not_found')
       expect(double.received).toHaveLength(0)
+    })
+
+    it('lets only the workspaces PROVIDER_<NAME>_WORKSPACES names use that provider', async () => {
+      const outsider = await t.key(['admin'], { workspace: 'outsider' })
+      const created = await t.request({
+        method: 'POST',
+        url: '/v1/applications',
+        key: outsider,
+        payload: { id: 'sneaky', name: 'x', description: '', provider: 'double', model: 'm' },
+      })
+      expect(created.statusCode, created.body).toBe(201)
+      // A provider free to every workspace: fine.
+      expect((await post('sneaky', { messages: user('x') }, outsider)).status).toBe(200)
+      // Moved to a provider granted to other workspaces only: refused as if it had no upstream.
+      const moved = await t.request({
+        method: 'PATCH',
+        url: '/v1/applications/sneaky',
+        key: outsider,
+        headers: { 'content-type': 'application/merge-patch+json' },
+        payload: { provider: 'INTERNAL' },
+      })
+      expect(moved.statusCode, moved.body).toBe(200)
+      double.received.length = 0
+      const refused = await expectProblem(
+        await post('sneaky', { messages: user('x') }, outsider),
+        422,
+        'validation_error',
+      )
+      expect(refused.detail).toBe('Provider "INTERNAL" has no configured upstream')
+      expect(refused.errors?.[0]?.pointer).toBe('#/path/application_id')
+      expect(double.received).toHaveLength(0)
+      // A granted workspace uses it, with its key.
+      const partner = await t.key(['admin'], { workspace: 'partners' })
+      await t.request({
+        method: 'POST',
+        url: '/v1/applications',
+        key: partner,
+        payload: { id: 'inside', name: 'x', description: '', provider: 'internal', model: 'm' },
+      })
+      expect((await post('inside', { messages: user('x') }, partner)).status).toBe(200)
+      expect(double.received.at(-1)?.headers.authorization).toBe('Bearer sk-internal-only-for-default')
     })
   })
 })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { ConfigError, loadConfig } from '../../src/config.js'
+import { ConfigError, loadConfig, workspaceGrant } from '../../src/config.js'
 
 describe('loadConfig', () => {
   it('has the documented defaults', () => {
@@ -148,11 +148,13 @@ describe('loadConfig', () => {
       expect(config.providers.find('openai')).toEqual({
         baseUrl: 'https://api.openai.com/v1',
         apiKey: 'sk-upstream',
+        workspaces: null,
       })
       expect(config.providers.find('OpenAI')).toEqual(config.providers.find('openai'))
       expect(config.providers.find('azure-east')).toEqual({
         baseUrl: 'http://127.0.0.1:9000/v1',
         apiKey: null,
+        workspaces: null,
       })
       expect(config.providers.names).toEqual(['AZURE_EAST', 'OPENAI'])
       expect(config).toMatchObject({
@@ -176,8 +178,42 @@ describe('loadConfig', () => {
       [{ STREAM_WINDOW_CHARS: '4k' }, /STREAM_WINDOW_CHARS must be a whole number/],
       [{ PROVIDER_OPENAI_BASE_URL: 'nope' }, /PROVIDER_OPENAI_BASE_URL is not a valid URL/],
       [{ PROVIDER_OPENAI_BASE_URL: 'https://u:p@x/v1' }, /PROVIDER_OPENAI_API_KEY instead/],
+      [
+        { PROVIDER_OPENAI_BASE_URL: 'https://x/v1', PROVIDER_OPENAI_WORKSPACES: ' , ' },
+        /^PROVIDER_OPENAI_WORKSPACES names no workspace; unset it to grant every workspace$/,
+      ],
+      [
+        { PROVIDER_OPENAI_BASE_URL: 'https://x/v1', PROVIDER_OPENAI_WORKSPACES: 'team-a, team b' },
+        /^PROVIDER_OPENAI_WORKSPACES must be workspace names separated by commas .*, got "team b"$/,
+      ],
+      [
+        { PROVIDER_INTERNAL_WORKSPACES: 'team-a' },
+        /^PROVIDER_INTERNAL_WORKSPACES is set but PROVIDER_INTERNAL_BASE_URL is not/,
+      ],
     ])('refuses %j with one clear line', (env, message) => {
       expect(() => loadConfig(env)).toThrow(message)
+    })
+
+    it('grants a provider to the workspaces named in PROVIDER_<NAME>_WORKSPACES', () => {
+      const config = loadConfig({
+        PROVIDER_INTERNAL_BASE_URL: 'http://127.0.0.1:9000/v1',
+        PROVIDER_INTERNAL_WORKSPACES: ' team-a,team.b ,default',
+      })
+      expect([...(config.providers.find('internal')?.workspaces ?? [])]).toEqual([
+        'team-a',
+        'team.b',
+        'default',
+      ])
+    })
+
+    it('reads any such list with one parser (GUARD_<NAME>_WORKSPACES too)', () => {
+      expect(workspaceGrant({}, 'GUARD_LLAMA_WORKSPACES')).toBeNull()
+      expect([
+        ...(workspaceGrant({ GUARD_LLAMA_WORKSPACES: 'a,b' }, 'GUARD_LLAMA_WORKSPACES') ?? []),
+      ]).toEqual(['a', 'b'])
+      expect(() => workspaceGrant({ GUARD_LLAMA_WORKSPACES: '' }, 'GUARD_LLAMA_WORKSPACES')).toThrow(
+        'GUARD_LLAMA_WORKSPACES names no workspace',
+      )
     })
   })
 })
