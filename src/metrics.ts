@@ -6,8 +6,10 @@ import type { JudgeCall } from './judge/openai.js'
 
 /**
  * Prometheus metrics (docs/log-and-tests.md), served on a listener of their own (`METRICS_PORT`).
- * Label values are bounded: routes by their pattern, applications and policies by id, and at most
- * `maxLabelValues` distinct ids of each, the rest counted under `other`. The hot series are
+ * Label values are bounded: routes by their pattern, workspaces, and applications and policies by
+ * id within their workspace (tenants choose ids: two tenants' `support-bot` are two series), at
+ * most `maxLabelValues` distinct workspaces and as many ids of each kind in each workspace, the
+ * rest counted under `other`: one tenant's many applications never fold another's away. The hot series are
  * recorded by `FastMetric` and rendered by prom-client's registry, with the process's own series.
  */
 
@@ -134,10 +136,17 @@ class FastMetric {
   }
 }
 
+/** The ids a workspace's series are labelled with, bounded within the workspace. */
+interface WorkspaceLabels {
+  applications: LabelCap
+  policies: LabelCap
+}
+
 export class Metrics {
   readonly registry = new Registry()
-  private readonly applications: LabelCap
-  private readonly policies: LabelCap
+  private readonly maxLabelValues: number
+  private readonly workspaces: LabelCap
+  private readonly labels = new Map<string, WorkspaceLabels>()
   private loopDelay: IntervalHistogram | null = null
 
   private readonly requests = this.fast(
@@ -148,15 +157,15 @@ export class Metrics {
   )
   private readonly evaluations = this.fast(
     'warden_evaluations_total',
-    'Evaluations by application, verdict and action.',
+    'Evaluations by workspace, application, verdict and action.',
     'counter',
-    ['application_id', 'verdict', 'action'],
+    ['workspace_id', 'application_id', 'verdict', 'action'],
   )
   private readonly policyEvaluations = this.fast(
     'warden_policy_evaluations_total',
-    "Stored policies evaluated, by application, policy, the policy's verdict (pass, fail, error) and the evaluation's action.",
+    "Stored policies evaluated, by workspace, application, policy, the policy's verdict (pass, fail, error) and the evaluation's action.",
     'counter',
-    ['application_id', 'policy_id', 'verdict', 'action'],
+    ['workspace_id', 'application_id', 'policy_id', 'verdict', 'action'],
   )
   private readonly rules = this.fast(
     'warden_rule_duration_seconds',
@@ -178,9 +187,8 @@ export class Metrics {
   )
 
   constructor(options: { maxLabelValues?: number } = {}) {
-    const max = options.maxLabelValues ?? 1000
-    this.applications = new LabelCap(max)
-    this.policies = new LabelCap(max)
+    this.maxLabelValues = options.maxLabelValues ?? 1000
+    this.workspaces = new LabelCap(this.maxLabelValues)
     // Every series a client can look for exists from the start, at zero.
     for (const kind of ['unavailable', 'query']) this.storeErrors.series(kind)
   }
@@ -206,15 +214,25 @@ export class Metrics {
     this.requests.add(series, seconds)
   }
 
-  /** One evaluation answered, counted once, and once per stored policy it evaluated (drafts are not counted). */
-  evaluation(applicationId: string, answer: EvaluatedAnswer): void {
-    const application = this.applications.map(applicationId)
-    this.evaluations.add(this.evaluations.series(application, answer.verdict, answer.action), 1)
+  /**
+   * One evaluation answered in a workspace, counted once, and once per stored policy it evaluated
+   * (drafts are not counted).
+   */
+  evaluation(workspaceId: string, applicationId: string, answer: EvaluatedAnswer): void {
+    const workspace = this.workspaces.map(workspaceId)
+    let ids = this.labels.get(workspace)
+    if (!ids) {
+      ids = { applications: new LabelCap(this.maxLabelValues), policies: new LabelCap(this.maxLabelValues) }
+      this.labels.set(workspace, ids)
+    }
+    const application = ids.applications.map(applicationId)
+    this.evaluations.add(this.evaluations.series(workspace, application, answer.verdict, answer.action), 1)
     for (const policy of answer.policies) {
       if (policy.draft) continue
       const series = this.policyEvaluations.series(
+        workspace,
         application,
-        this.policies.map(policy.id),
+        ids.policies.map(policy.id),
         policy.verdict,
         answer.action,
       )

@@ -234,7 +234,8 @@ export class EvaluationsService {
   /** Writes the log entries of evaluations made by `evaluateUnlogged`, all in one commit. */
   async log(decided: readonly { answer: Evaluation; record: EvaluationRecord }[]): Promise<void> {
     await this.deps.log.recordAll(decided.map((d) => d.record))
-    for (const { answer } of decided) this.deps.metrics?.evaluation(answer.application_id, answer)
+    for (const { answer, record } of decided)
+      this.deps.metrics?.evaluation(record.caller.workspaceId, answer.application_id, answer)
   }
 
   /**

@@ -121,13 +121,24 @@ describe.each(STORE_KINDS)('Prometheus metrics (%s)', (kind) => {
     expect((await evaluate('And 5500 0000 0000 0004 too')).json().verdict).toBe('fail')
     const page = await scrape()
     expect(
-      sample(page, 'warden_evaluations_total', { application_id: 'bot', verdict: 'pass', action: 'allow' }),
+      sample(page, 'warden_evaluations_total', {
+        workspace_id: t.workspaceId,
+        application_id: 'bot',
+        verdict: 'pass',
+        action: 'allow',
+      }),
     ).toBe(1)
     expect(
-      sample(page, 'warden_evaluations_total', { application_id: 'bot', verdict: 'fail', action: 'block' }),
+      sample(page, 'warden_evaluations_total', {
+        workspace_id: t.workspaceId,
+        application_id: 'bot',
+        verdict: 'fail',
+        action: 'block',
+      }),
     ).toBe(2)
     expect(
       sample(page, 'warden_policy_evaluations_total', {
+        workspace_id: t.workspaceId,
         application_id: 'bot',
         policy_id: 'no-cards',
         verdict: 'fail',
@@ -181,10 +192,43 @@ describe.each(STORE_KINDS)('Prometheus metrics (%s)', (kind) => {
 })
 
 describe('metrics labels are bounded', () => {
+  it('labels each workspace apart: two tenants’ support-bot are two series, and one tenant’s many ids fold only its own', async () => {
+    const metrics = new Metrics({ maxLabelValues: 3 })
+    const answer = {
+      verdict: 'pass',
+      action: 'allow',
+      policies: [{ id: 'guard', draft: false, verdict: 'pass' }],
+    }
+    metrics.evaluation('tenant-a', 'support-bot', answer)
+    for (let i = 0; i < 10; i++) metrics.evaluation('tenant-b', `bot-${i}`, answer)
+    metrics.evaluation('tenant-b', 'support-bot', answer)
+    metrics.evaluation('tenant-a', 'support-bot', answer)
+    const page = await metrics.render()
+    const series = (workspace: string, application: string) =>
+      sample(page, 'warden_evaluations_total', {
+        workspace_id: workspace,
+        application_id: application,
+        verdict: 'pass',
+        action: 'allow',
+      })
+    expect(series('tenant-a', 'support-bot')).toBe(2)
+    // tenant-b's ids past its cap fold into its own `other`; tenant-a keeps its series.
+    expect(series('tenant-b', 'other')).toBe(8)
+    expect(
+      sample(page, 'warden_policy_evaluations_total', {
+        workspace_id: 'tenant-a',
+        application_id: 'support-bot',
+        policy_id: 'guard',
+        verdict: 'pass',
+        action: 'allow',
+      }),
+    ).toBe(2)
+  })
+
   it('keeps the first ids of applications and policies, and folds the rest into other', async () => {
     const metrics = new Metrics({ maxLabelValues: 3 })
     for (let i = 0; i < 6; i++) {
-      metrics.evaluation(`app-${i}`, {
+      metrics.evaluation('ws', `app-${i}`, {
         verdict: 'fail',
         action: 'block',
         policies: [{ id: `policy-${i}`, draft: false, verdict: 'fail' }],
@@ -198,12 +242,18 @@ describe('metrics labels are bounded', () => {
       new Set(['policy-0', 'policy-1', 'policy-2', 'other']),
     )
     expect(
-      sample(page, 'warden_evaluations_total', { application_id: 'other', verdict: 'fail', action: 'block' }),
+      sample(page, 'warden_evaluations_total', {
+        workspace_id: 'ws',
+        application_id: 'other',
+        verdict: 'fail',
+        action: 'block',
+      }),
     ).toBe(3)
     // A value seen before the cap stays itself.
-    metrics.evaluation('app-1', { verdict: 'pass', action: 'allow', policies: [] })
+    metrics.evaluation('ws', 'app-1', { verdict: 'pass', action: 'allow', policies: [] })
     expect(
       sample(await metrics.render(), 'warden_evaluations_total', {
+        workspace_id: 'ws',
         application_id: 'app-1',
         verdict: 'pass',
         action: 'allow',

@@ -44,9 +44,11 @@ describe('the metrics listener of warden serve', () => {
       const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`)
       expect(res.status).toBe(200)
       const page = await res.text()
-      expect(page).toContain('warden_evaluations_total{application_id="bot",verdict="fail",action="block"} 1')
-      expect(page).toContain(
-        'warden_policy_evaluations_total{application_id="bot",policy_id="no-cards",verdict="fail",action="block"} 1',
+      expect(page).toMatch(
+        /warden_evaluations_total\{workspace_id="[0-9a-f-]{36}",application_id="bot",verdict="fail",action="block"\} 1/,
+      )
+      expect(page).toMatch(
+        /warden_policy_evaluations_total\{workspace_id="[0-9a-f-]{36}",application_id="bot",policy_id="no-cards",verdict="fail",action="block"\} 1/,
       )
       expect(page).toMatch(
         /warden_http_request_duration_seconds_count\{route="\/v1\/applications\/:application_id\/evaluations",method="POST",status="200"\} 1/,
