@@ -28,10 +28,22 @@ export interface JudgeScore {
   reason: string
 }
 
+/**
+ * Who asks a question, and until when it is wanted. A judge serves every workspace: it keeps
+ * their answers apart (an answer cached for one workspace never answers another's question, or a
+ * tenant could confirm what another's texts say by how fast it is answered) and gives them turns.
+ */
+export interface JudgeAsk {
+  /** The workspace whose evaluation asks. */
+  workspace: string
+  /** Abandons the question: the caller went away, or the process is stopping. */
+  signal?: AbortSignal
+}
+
 /** What scores judged rules. Implementations reject with a JudgeError whose message the rule shows. */
 export interface Judge {
   readonly model: string
-  score(question: JudgeQuestion, signal?: AbortSignal): Promise<JudgeScore>
+  score(question: JudgeQuestion, ask: JudgeAsk): Promise<JudgeScore>
 }
 
 /**

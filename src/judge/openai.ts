@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
+import { FairQueue } from '../fair-queue.js'
 import { postJson, readBody } from '../net/outbound.js'
 import {
   type Judge,
@@ -16,9 +17,12 @@ export interface OpenAiJudgeOptions {
   model: string
   /** Sent as `Authorization: Bearer`; never logged, never part of an error. */
   apiKey: string | null
-  /** Per call, from the moment the request is sent (waiting for a free slot is not counted). */
+  /** Per question, from the moment it is asked: waiting for a free slot counts. */
   timeoutMs: number
-  /** Calls in flight at once for this judge; more wait their turn. */
+  /**
+   * Calls in flight at once for this judge; more wait their turn, workspaces in turn, and one
+   * workspace holds at most half of them (at least one).
+   */
   maxConcurrency: number
   /** Clock of the answer cache and of `onCall`'s durations, in milliseconds (default `performance.now`). */
   now?: () => number
@@ -28,7 +32,7 @@ export interface OpenAiJudgeOptions {
   onCall?: (call: JudgeCall) => void
 }
 
-/** One question as `onCall` reports it; `ms` counts from sending the request (0 for a cache hit). */
+/** One question as `onCall` reports it; `ms` counts from asking it (0 for a cache hit). */
 export interface JudgeCall {
   type: JudgeQuestionType
   outcome: 'answered' | 'cached' | 'timeout' | 'failed'
@@ -40,19 +44,29 @@ const CACHE_TTL_MS = 10 * 60_000
 /** The most of a judge's answer read: a score and a reason are a few hundred bytes. */
 const MAX_ANSWER_BYTES = 1024 * 1024
 
-/** A counting semaphore: at most `slots` holders; the rest queue in arrival order. */
-class Semaphore {
+/**
+ * The judge's call slots, shared fairly by workspaces: at most `slots` calls in flight, at most
+ * `perWorkspace` of them one workspace's; those waiting are served a workspace at a time in turn
+ * (FairQueue). A workspace whose calls hang therefore holds at most its share, and another
+ * workspace's call takes a free slot at once.
+ */
+class FairSlots {
   #free: number
-  readonly #queue: (() => void)[] = []
+  readonly #held = new Map<string, number>()
+  readonly #waiting = new FairQueue<() => void>()
 
-  constructor(slots: number) {
+  constructor(
+    slots: number,
+    private readonly perWorkspace: number,
+  ) {
     this.#free = slots
   }
 
-  acquire(signal: AbortSignal): Promise<void> {
-    if (signal.aborted) return Promise.reject(aborted())
-    if (this.#free > 0) {
-      this.#free--
+  /** Resolves once the workspace holds a slot; rejects when `signal` aborts first. */
+  acquire(workspace: string, signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return Promise.reject(signal.reason)
+    if (this.#free > 0 && this.#waiting.size === 0 && this.#under(workspace)) {
+      this.#take(workspace)
       return Promise.resolve()
     }
     return new Promise((resolve, reject) => {
@@ -61,19 +75,39 @@ class Semaphore {
         resolve()
       }
       const leave = () => {
-        const at = this.#queue.indexOf(grant)
-        if (at >= 0) this.#queue.splice(at, 1)
-        reject(aborted())
+        this.#waiting.remove(workspace, grant)
+        reject(signal.reason)
       }
       signal.addEventListener('abort', leave, { once: true })
-      this.#queue.push(grant)
+      this.#waiting.push(workspace, grant)
+      this.#grant()
     })
   }
 
-  release(): void {
-    const next = this.#queue.shift()
-    if (next) next()
-    else this.#free++
+  release(workspace: string): void {
+    this.#free++
+    const held = (this.#held.get(workspace) ?? 1) - 1
+    if (held === 0) this.#held.delete(workspace)
+    else this.#held.set(workspace, held)
+    this.#grant()
+  }
+
+  #under(workspace: string): boolean {
+    return (this.#held.get(workspace) ?? 0) < this.perWorkspace
+  }
+
+  #take(workspace: string): void {
+    this.#free--
+    this.#held.set(workspace, (this.#held.get(workspace) ?? 0) + 1)
+  }
+
+  #grant(): void {
+    while (this.#free > 0) {
+      const next = this.#waiting.shift((workspace) => this.#under(workspace))
+      if (next === undefined) return
+      this.#take(next.tenant)
+      next.item()
+    }
   }
 }
 
@@ -93,7 +127,8 @@ function aborted(): JudgeError {
 export function createOpenAiJudge(options: OpenAiJudgeOptions): Judge {
   const { model, apiKey, timeoutMs } = options
   const url = new URL(`${options.baseUrl.replace(/\/+$/, '')}/chat/completions`)
-  const slots = new Semaphore(Math.max(1, Math.floor(options.maxConcurrency)))
+  const maxConcurrency = Math.max(1, Math.floor(options.maxConcurrency))
+  const slots = new FairSlots(maxConcurrency, Math.max(1, Math.floor(maxConcurrency / 2)))
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' }
   if (apiKey) headers.authorization = `Bearer ${apiKey}`
   const now = options.now
@@ -110,8 +145,23 @@ export function createOpenAiJudge(options: OpenAiJudgeOptions): Judge {
   })
   const flights = new Map<string, Flight>()
 
-  async function call(question: JudgeQuestion, signal: AbortSignal): Promise<JudgeScore> {
-    await slots.acquire(signal)
+  async function call(question: JudgeQuestion, workspace: string, signal: AbortSignal): Promise<JudgeScore> {
+    // One deadline from the moment the question is asked: a slot held by others' hanging calls
+    // cannot keep a rule waiting longer than the judge's timeout.
+    const deadline = new AbortController()
+    const timer = setTimeout(() => deadline.abort(), timeoutMs)
+    const timeout = deadline.signal
+    const started = onCall ? clock() : 0
+    const report = (outcome: JudgeCall['outcome']) =>
+      onCall?.({ type: question.type, outcome, ms: clock() - started })
+    const timedOut = () => new JudgeError(`judge did not answer within ${timeoutMs} ms`)
+    try {
+      await slots.acquire(workspace, AbortSignal.any([signal, timeout]))
+    } catch {
+      clearTimeout(timer)
+      report(timeout.aborted ? 'timeout' : 'failed')
+      throw timeout.aborted ? timedOut() : aborted()
+    }
     try {
       const prompt = judgePrompt(question, randomBytes(12).toString('hex'))
       const body = JSON.stringify({
@@ -123,10 +173,6 @@ export function createOpenAiJudge(options: OpenAiJudgeOptions): Judge {
           { role: 'user', content: prompt.user },
         ],
       })
-      const timeout = AbortSignal.timeout(timeoutMs)
-      const started = onCall ? clock() : 0
-      const report = (outcome: JudgeCall['outcome']) =>
-        onCall?.({ type: question.type, outcome, ms: clock() - started })
       let status: number
       let text: string
       try {
@@ -136,7 +182,7 @@ export function createOpenAiJudge(options: OpenAiJudgeOptions): Judge {
       } catch (error) {
         if (timeout.aborted) {
           report('timeout')
-          throw new JudgeError(`judge did not answer within ${timeoutMs} ms`)
+          throw timedOut()
         }
         report('failed')
         if (signal.aborted) throw aborted()
@@ -153,7 +199,8 @@ export function createOpenAiJudge(options: OpenAiJudgeOptions): Judge {
         throw error
       }
     } finally {
-      slots.release()
+      clearTimeout(timer)
+      slots.release(workspace)
     }
   }
 
@@ -187,9 +234,13 @@ export function createOpenAiJudge(options: OpenAiJudgeOptions): Judge {
 
   return {
     model,
-    score(question, signal) {
+    score(question, { workspace, signal }) {
       if (signal?.aborted) return Promise.reject(aborted())
+      // Answers, and calls under way, are a workspace's own: a cached answer is answered at
+      // once, so a shared one would let a tenant confirm what another's texts say.
       const key = createHash('sha256')
+        .update(workspace)
+        .update('\0')
         .update(model)
         .update('\0')
         .update(questionKey(question))
@@ -202,7 +253,7 @@ export function createOpenAiJudge(options: OpenAiJudgeOptions): Judge {
       let flight = flights.get(key)
       if (!flight) {
         const controller = new AbortController()
-        const promise = call(question, controller.signal).then((score) => {
+        const promise = call(question, workspace, controller.signal).then((score) => {
           cache.set(key, score)
           return score
         })

@@ -90,6 +90,11 @@ export interface EvaluateOptions {
   /** Null when none is configured: toxicity and prompt_injection use the offline models. */
   judge: Judge | null
   /**
+   * The workspace the evaluation is for: the judge keeps answers and gives turns per workspace.
+   * Required with a judge (`evaluate`'s signatures say so).
+   */
+  workspace?: string
+  /**
    * Abandons judge calls still under way; their rules end as `error`. A function is called only
    * when the evaluation asks the judge: combining signals costs a few µs on every evaluation
    * otherwise.
@@ -227,10 +232,15 @@ function finish(item: Awaiting, status: RuleStatus, score: number | null, reason
   r.reason = reason
 }
 
-function ask(judge: Judge, question: JudgeQuestion, signal: AbortSignal | undefined): Promise<Answer> {
+function ask(
+  judge: Judge,
+  question: JudgeQuestion,
+  workspace: string,
+  signal: AbortSignal | undefined,
+): Promise<Answer> {
   let asked: Promise<JudgeScore>
   try {
-    asked = judge.score(question, signal)
+    asked = judge.score(question, signal ? { workspace, signal } : { workspace })
   } catch (error) {
     return Promise.resolve(judgeFailure(error, signal))
   }
@@ -455,6 +465,16 @@ function decide(
 export function evaluate(
   policies: readonly CompiledPolicy[],
   conversation: ConversationInput,
+  options: EvaluateOptions & { judge: null },
+): Promise<EvaluationOutcome>
+export function evaluate(
+  policies: readonly CompiledPolicy[],
+  conversation: ConversationInput,
+  options: EvaluateOptions & { workspace: string },
+): Promise<EvaluationOutcome>
+export function evaluate(
+  policies: readonly CompiledPolicy[],
+  conversation: ConversationInput,
   options: EvaluateOptions,
 ): Promise<EvaluationOutcome> {
   const read = readConversation(conversation)
@@ -471,7 +491,8 @@ export function evaluate(
     return Promise.resolve(decide(policies, results, redactable))
   const judge = options.judge
   const signal = typeof options.signal === 'function' ? options.signal() : options.signal
-  return Promise.all(questions.map((q) => ask(judge, q, signal))).then((answers) => {
+  const workspace = options.workspace as string
+  return Promise.all(questions.map((q) => ask(judge, q, workspace, signal))).then((answers) => {
     for (const item of awaiting) settle(item, answers)
     if (timing) {
       const seconds = (timing.clock() - started) / 1000

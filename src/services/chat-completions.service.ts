@@ -232,7 +232,9 @@ export class ChatCompletionsService {
       inputDecided,
       engine: new ReleaseEngine(plan.detectors, windowed ? this.deps.config.streamWindowChars : null),
       windows: windowed
-        ? new WindowQueue((window) => this.deps.evaluations.scoreWindow(plan.scored, window.text, signal))
+        ? new WindowQueue((window) =>
+            this.deps.evaluations.scoreWindow(caller.workspaceId, plan.scored, window.text, signal),
+          )
         : null,
       guarding: guardsReply(inputDecided.policies.policies),
       halt,

@@ -34,6 +34,8 @@ export type PoolPolicy =
 
 /** What a worker is asked to do: one evaluation and what its answer and log entry need. */
 export interface PoolTask {
+  /** The workspace the evaluation is for: its judge calls are that workspace's. */
+  workspace: string
   policies: PoolPolicy[]
   conversation: ConversationInput
   /** A judge is configured: the worker asks the main thread for its answers. */
@@ -70,6 +72,7 @@ export type FromWorker =
   | { kind: 'judge'; id: number; call: number; question: JudgeQuestion }
 
 interface Pending {
+  workspace: string
   resolve: (result: PoolResult) => void
   reject: (error: unknown) => void
   timer: NodeJS.Timeout
@@ -144,6 +147,7 @@ export class EvaluationPool {
       timer.unref()
       let made: AbortSignal | null = null
       slot.pending.set(id, {
+        workspace: task.workspace,
         resolve: (result) => {
           if (observe) for (const [type, method, seconds] of result.observed) observe(type, method, seconds)
           resolve(result)
@@ -199,7 +203,7 @@ export class EvaluationPool {
         pending.reject(new Error(`evaluation failed in an evaluation worker: ${message.message}`))
         break
       case 'judge':
-        void this.judge(slot, message.id, message.call, message.question, pending.signal)
+        void this.judge(slot, message.id, message.call, message.question, pending.workspace, pending.signal)
         break
     }
   }
@@ -210,13 +214,14 @@ export class EvaluationPool {
     id: number,
     call: number,
     question: JudgeQuestion,
+    workspace: string,
     signal: () => AbortSignal,
   ): Promise<void> {
     const judge = this.options.judge
     let reply: ToWorker
     try {
       if (judge === null) throw new JudgeError('no judge configured')
-      const answer = await judge.score(question, signal())
+      const answer = await judge.score(question, { workspace, signal: signal() })
       reply = { kind: 'judged', id, call, answer, failure: null }
     } catch (error) {
       const failure =

@@ -72,6 +72,7 @@ async function run(id: number, task: PoolTask): Promise<PoolResult> {
   const observed: PoolResult['observed'] = []
   const outcome = await evaluate(evaluated, task.conversation, {
     judge: task.judge ? judgeFor(id) : null,
+    workspace: task.workspace,
     ...(task.timed ? { observeRule: (type, method, seconds) => observed.push([type, method, seconds]) } : {}),
   })
   const redacted = task.redact ? redactConversation(task.conversation, outcome) : null

@@ -149,7 +149,14 @@ export class EvaluationsService {
           ? bodies.map((body, i) => ({ unchecked: body, at: `/draft_policies/${i}` }))
           : drafts.map((policy) => ({ key: null, policy }))),
       ]
-      pooled = await this.evaluateInPool(pool, sent, conversation, request.redact === true, signal)
+      pooled = await this.evaluateInPool(
+        pool,
+        workspaceId,
+        sent,
+        conversation,
+        request.redact === true,
+        signal,
+      )
       if (pooled.invalid) throw invalid(pooled.invalid)
       outcome = pooledOutcome(pooled)
     } else {
@@ -157,7 +164,7 @@ export class EvaluationsService {
       outcome = await evaluate(
         [...stored, ...(drafts ?? []).map((draft) => compilePolicy(draft, classifiers))],
         conversation,
-        { judge, signal, ...(metrics ? { observeRule: metrics.rule } : {}) },
+        { judge, workspace: workspaceId, signal, ...(metrics ? { observeRule: metrics.rule } : {}) },
       )
     }
     const answer: Evaluation = {
@@ -193,6 +200,7 @@ export class EvaluationsService {
    */
   private evaluateInPool(
     pool: EvaluationPool,
+    workspace: string,
     policies: PoolPolicy[],
     conversation: ConversationInput,
     redact: boolean,
@@ -201,6 +209,7 @@ export class EvaluationsService {
     const { judge, metrics, log } = this.deps
     return pool.run(
       {
+        workspace,
         policies,
         conversation,
         judge: judge !== null,
@@ -219,6 +228,7 @@ export class EvaluationsService {
    * window made concurrently. Never rejects; a judge error counts by its policy's `on_error`.
    */
   scoreWindow(
+    workspace: string,
     policies: readonly CompiledPolicy[],
     text: string,
     signal?: AbortSignal,
@@ -227,7 +237,11 @@ export class EvaluationsService {
     return evaluate(
       policies,
       { messages: [{ role: 'assistant', content: text }], context: null },
-      { judge: this.deps.judge, signal: signal ? () => AbortSignal.any([signal, stopping]) : stopping },
+      {
+        judge: this.deps.judge,
+        workspace,
+        signal: signal ? () => AbortSignal.any([signal, stopping]) : stopping,
+      },
     )
   }
 
@@ -295,7 +309,7 @@ export class EvaluationsService {
         ],
         context: null,
       },
-      { judge: null },
+      { judge: null, workspace: 'warm-up' },
     )
   }
 

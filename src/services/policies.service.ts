@@ -193,7 +193,7 @@ export class PoliciesService {
       const cases = await tests.listCases(key)
       if (cases.length > 0 && !sameContent(next, current)) {
         const policy = evaluablePolicy({ ...current, ...next }, true)
-        const results = await tests.runCases(applicationId, tests.compile(policy), cases)
+        const results = await tests.runCases({ workspaceId, applicationId }, tests.compile(policy), cases)
         const failures = results.filter((result) => result.outcome === 'failed')
         if (failures.length > 0) throw testsFailed(failures, results.length)
       }

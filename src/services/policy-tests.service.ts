@@ -328,7 +328,7 @@ export class PolicyTestsService {
     if (!row) throw await this.missing(db, key)
     const policy = draft ?? evaluablePolicy(policyFromColumns(row))
     const cases = await listAllPolicyTests(db, key)
-    const results = await this.runCases(applicationId, this.compile(policy), cases, signal)
+    const results = await this.runCases(key, this.compile(policy), cases, signal)
     const summary = { total: results.length, passed: 0, failed: 0, skipped: 0 }
     for (const result of results) summary[result.outcome]++
     return { policy_id: policyId, revision: policy.revision, summary, results }
@@ -347,7 +347,7 @@ export class PolicyTestsService {
    * 1,000 cases would otherwise hold it for their sum (docs/evaluation.md, "Large evaluations").
    */
   async runCases(
-    applicationId: string,
+    { workspaceId, applicationId }: Pick<PolicyKey, 'workspaceId' | 'applicationId'>,
     compiled: CompiledPolicy,
     cases: readonly PolicyTestRow[],
     signal?: AbortSignal,
@@ -372,6 +372,7 @@ export class PolicyTestsService {
         ? pool
             .run(
               {
+                workspace: workspaceId,
                 policies: [{ key, policy: compiled.policy }],
                 conversation,
                 judge: judge !== null,
@@ -382,7 +383,7 @@ export class PolicyTestsService {
               () => signal ?? new AbortController().signal,
             )
             .then((result) => result.outcome)
-        : evaluate([compiled], conversation, { judge, ...(signal ? { signal } : {}) })
+        : evaluate([compiled], conversation, { judge, workspace: workspaceId, ...(signal ? { signal } : {}) })
       running.push(outcome.then((decided) => this.result(applicationId, test, decided, started)))
     }
     return Promise.all(running)

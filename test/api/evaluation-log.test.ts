@@ -554,7 +554,7 @@ describe('a redacted log entry', () => {
         ),
       ],
       { messages: [{ role: 'user', content: text }], context: null },
-      { judge },
+      { judge, workspace: 'w' },
     )
     const [pii, custom] = outcome.policies[0]?.rules ?? []
     expect(pii?.findings).toHaveLength(MAX_REPORTED_FINDINGS)

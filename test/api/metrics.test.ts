@@ -317,6 +317,7 @@ describe('metrics labels are bounded', () => {
             return { score: 0.9, reason: 'kind' }
           },
         },
+        workspace: 'w',
         observeRule: (type, method, seconds) => seen.push([type, method, seconds]),
         clock: () => now,
       },

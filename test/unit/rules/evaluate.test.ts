@@ -246,7 +246,10 @@ describe('evaluation: satisfied rules and policy verdicts', () => {
   it('skips factuality without an output or context, and relevance without an output or input, judge or not', async () => {
     const rules: PolicyRuleInput[] = [{ type: 'factuality' }, { type: 'relevance' }]
     const { judge, questions } = fakeJudge(score(1), true)
-    for (const options of [noJudge, { judge }]) {
+    for (const options of [
+      { ...noJudge, workspace: 'w' },
+      { judge, workspace: 'w' },
+    ]) {
       const beforeReply = await evaluate([policy({ rules })], { ...asked, context: ['doc'] }, options)
       expect(rulesOf(beforeReply).map((r) => [r.status, r.reason])).toEqual([
         ['skipped', 'the conversation has no output'],
@@ -427,9 +430,13 @@ describe('evaluation: judged rules', () => {
       return controller.signal
     }
     const fake = fakeJudge(score(0.9), true)
-    await evaluate([policy({ rules: [{ type: 'pii' }] })], answered, { judge: fake.judge, signal })
+    await evaluate([policy({ rules: [{ type: 'pii' }] })], answered, {
+      judge: fake.judge,
+      workspace: 'w',
+      signal,
+    })
     expect(made).toBe(0)
-    const outcome = await evaluate([judgedPolicy()], answered, { judge: fake.judge, signal })
+    const outcome = await evaluate([judgedPolicy()], answered, { judge: fake.judge, workspace: 'w', signal })
     expect(made).toBe(1)
     expect(fake.questions).toHaveLength(7)
     expect(rulesOf(outcome).map((r) => r.method)).toEqual(['judge', 'judge', 'judge', 'judge', 'judge'])
@@ -437,7 +444,10 @@ describe('evaluation: judged rules', () => {
 
   it('asks the judge every question of an evaluation before any is answered', async () => {
     const fake = fakeJudge(score(0.9))
-    const pending = evaluate([judgedPolicy(), judgedPolicy()], answered, { judge: fake.judge })
+    const pending = evaluate([judgedPolicy(), judgedPolicy()], answered, {
+      judge: fake.judge,
+      workspace: 'w',
+    })
     // Let the evaluation run as far as it can without answers.
     await new Promise((resolve) => setImmediate(resolve))
     // factuality, relevance, custom once each; toxicity and prompt_injection once per text (2 texts): 7 per policy.
@@ -453,7 +463,7 @@ describe('evaluation: judged rules', () => {
 
   it('asks each judged question with the texts its rule reads', async () => {
     const fake = fakeJudge(score(0.1), true)
-    await evaluate([judgedPolicy()], answered, { judge: fake.judge })
+    await evaluate([judgedPolicy()], answered, { judge: fake.judge, workspace: 'w' })
     const input = 'My email is jane@example.com, where is my order?'
     const output = 'Your order ships tomorrow.'
     expect(fake.questions).toEqual([
@@ -478,6 +488,7 @@ describe('evaluation: judged rules', () => {
     const fake = fakeJudge(score(0), true)
     await evaluate([policy({ target: ['input'], rules: [{ type: 'toxicity' }] })], answered, {
       judge: fake.judge,
+      workspace: 'w',
     })
     expect(fake.questions).toEqual([
       {
@@ -491,7 +502,7 @@ describe('evaluation: judged rules', () => {
   it('applies minimum thresholds to factuality, relevance and custom, maximum ones to toxicity and injection', async () => {
     const at = (value: number) => fakeJudge(score(value), true).judge
     const statuses = async (value: number) =>
-      rulesOf(await evaluate([judgedPolicy()], answered, { judge: at(value) })).map((r) => [
+      rulesOf(await evaluate([judgedPolicy()], answered, { judge: at(value), workspace: 'w' })).map((r) => [
         r.type,
         r.status,
         r.score,
@@ -518,6 +529,7 @@ describe('evaluation: judged rules', () => {
     )
     const outcome = await evaluate([policy({ rules: [{ type: 'toxicity' }] })], answered, {
       judge: fake.judge,
+      workspace: 'w',
     })
     expect(rulesOf(outcome)[0]).toMatchObject({ status: 'fail', score: 0.8, reason: 'rude', method: 'judge' })
   })
@@ -531,7 +543,7 @@ describe('evaluation: judged rules', () => {
       prompt_injection: () => ({ score: Number.NaN, reason: 'eh' }),
     }
     const fake = fakeJudge((q) => (failures[q.type] as () => JudgeScore | Error)(), true)
-    const outcome = await evaluate([judgedPolicy()], answered, { judge: fake.judge })
+    const outcome = await evaluate([judgedPolicy()], answered, { judge: fake.judge, workspace: 'w' })
     expect(rulesOf(outcome).map((r) => [r.type, r.status, r.score, r.reason])).toEqual([
       ['factuality', 'error', null, 'judge did not answer within 10000 ms'],
       ['relevance', 'error', null, 'judge call failed'],
@@ -550,7 +562,10 @@ describe('evaluation: judged rules', () => {
         throw new JudgeError('judge is misconfigured')
       },
     }
-    const outcome = await evaluate([policy({ rules: [{ type: 'relevance' }] })], answered, { judge })
+    const outcome = await evaluate([policy({ rules: [{ type: 'relevance' }] })], answered, {
+      judge,
+      workspace: 'w',
+    })
     expect(rulesOf(outcome)[0]).toMatchObject({ status: 'error', reason: 'judge is misconfigured' })
   })
 
@@ -562,6 +577,7 @@ describe('evaluation: judged rules', () => {
     )
     const outcome = await evaluate([policy({ rules: [{ type: 'toxicity' }] })], answered, {
       judge: fake.judge,
+      workspace: 'w',
     })
     expect(rulesOf(outcome)[0]).toMatchObject({
       status: 'error',
@@ -575,7 +591,7 @@ describe('evaluation: judged rules', () => {
     const outcome = await evaluate(
       [policy({ rules: [{ type: 'pii' }, { type: 'relevance' }], override_response: 'No.' })],
       answered,
-      { judge: fake.judge },
+      { judge: fake.judge, workspace: 'w' },
     )
     expect(rulesOf(outcome).map((r) => [r.type, r.status, r.method])).toEqual([
       ['pii', 'fail', 'detector'],
@@ -584,11 +600,12 @@ describe('evaluation: judged rules', () => {
     expect(outcome).toMatchObject({ verdict: 'fail', action: 'override', override_response: 'No.' })
   })
 
-  it('passes the caller`s signal to the judge', async () => {
+  it('passes the caller`s signal and workspace to the judge', async () => {
     const signals: (AbortSignal | undefined)[] = []
     const judge: Judge = {
       model: 'x',
-      score(_q, signal) {
+      score(_q, { workspace, signal }) {
+        expect(workspace).toBe('tenant-a')
         signals.push(signal)
         return Promise.resolve({ score: 1, reason: 'ok' })
       },
@@ -596,6 +613,7 @@ describe('evaluation: judged rules', () => {
     const controller = new AbortController()
     await evaluate([policy({ rules: [{ type: 'relevance' }] })], answered, {
       judge,
+      workspace: 'tenant-a',
       signal: controller.signal,
     })
     expect(signals).toEqual([controller.signal])
@@ -660,7 +678,7 @@ describe('evaluation: the offline models without a judge', () => {
       ['pass', 'model', false],
     ])
     const { judge } = fakeJudge(() => ({ score: 0.9, reason: 'judged' }), true)
-    const withJudge = rulesOf(await evaluate([policy({ rules })], texts, { judge }))
+    const withJudge = rulesOf(await evaluate([policy({ rules })], texts, { judge, workspace: 'w' }))
     expect(withJudge.map((r) => [r.status, r.method])).toEqual([
       ['pass', 'model'],
       ['fail', 'judge'],

@@ -1,0 +1,137 @@
+import { createServer, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createTestApp, type TestApp } from '../helpers/app.js'
+import { STORE_KINDS } from '../helpers/stores.js'
+
+/**
+ * One tenant tried as a hostile one would against another, through the API: every request here
+ * is well formed, and none may slow, fail or inform another workspace's.
+ */
+
+/** An OpenAI-compatible judge on 127.0.0.1 that holds every question whose text says `hostile`. */
+async function startJudge() {
+  const questions: string[] = []
+  const held: ServerResponse[] = []
+  let holding = true
+  const arrivals: (() => void)[] = []
+  const answer = (res: ServerResponse, score: number) =>
+    res.writeHead(200, { 'content-type': 'application/json' }).end(
+      JSON.stringify({
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content: JSON.stringify({ score, reason: 'judged' }) },
+            finish_reason: 'stop',
+          },
+        ],
+      }),
+    )
+  const server: Server = createServer((req, res) => {
+    let body = ''
+    req.on('data', (c: Buffer) => {
+      body += c.toString('utf8')
+    })
+    req.on('end', () => {
+      const question = JSON.parse(body).messages[1].content as string
+      questions.push(question)
+      if (holding && question.includes('hostile')) held.push(res)
+      else answer(res, 0.9)
+      for (const notify of arrivals.splice(0)) notify()
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    questions,
+    held,
+    /** Resolves once at least `n` questions are held. */
+    async holding(n: number) {
+      while (held.length < n) await new Promise<void>((resolve) => arrivals.push(resolve))
+    },
+    /** Answers what is held, and from now on every question at once. */
+    release() {
+      holding = false
+      for (const res of held.splice(0)) answer(res, 0.9)
+    },
+    async close() {
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
+    },
+  }
+}
+
+describe.each(STORE_KINDS)('one tenant cannot hurt another: the judge (%s)', (kind) => {
+  let judge: Awaited<ReturnType<typeof startJudge>>
+  let t: TestApp
+  let victim: string
+  let attacker: string
+
+  const evaluate = (key: string, content: string) =>
+    t.request({
+      method: 'POST',
+      url: '/v1/applications/bot/evaluations',
+      key,
+      payload: {
+        messages: [{ role: 'user', content }],
+        draft_policies: [
+          { id: 'secrets', rules: [{ type: 'custom' }], target: ['input'], definition: 'No secrets.' },
+        ],
+      },
+    })
+
+  beforeAll(async () => {
+    judge = await startJudge()
+    t = await createTestApp(kind, {
+      JUDGE_BASE_URL: judge.url,
+      JUDGE_MODEL: 'judge-model',
+      // A hung call outlives every test here: nothing may wait for one.
+      JUDGE_TIMEOUT_MS: '60000',
+    })
+    victim = await t.key(['admin'], { workspace: 'victim' })
+    attacker = await t.key(['admin'], { workspace: 'attacker' })
+    for (const key of [victim, attacker]) {
+      const created = await t.request({
+        method: 'POST',
+        url: '/v1/applications',
+        key,
+        payload: { id: 'bot', name: 'Bot', description: '' },
+      })
+      expect(created.statusCode, created.body).toBe(201)
+    }
+  })
+  afterAll(async () => {
+    judge.release()
+    await t?.close()
+    await judge?.close()
+  })
+
+  it('never answers one workspace’s question from another’s cached answer', async () => {
+    const before = judge.questions.length
+    const first = await evaluate(victim, 'my bank PIN is 7391')
+    expect(first.json().policies[0].rules[0]).toMatchObject({ status: 'pass', score: 0.9 })
+    expect(judge.questions.length).toBe(before + 1)
+    // The same question from the same workspace comes from the cache.
+    await evaluate(victim, 'my bank PIN is 7391')
+    expect(judge.questions.length).toBe(before + 1)
+    // The attacker's probe for the same PIN is asked again: no hit tells it what the victim sent.
+    await evaluate(attacker, 'my bank PIN is 7391')
+    expect(judge.questions.length).toBe(before + 2)
+  })
+
+  it('answers a workspace’s judged evaluation while another’s 64 hang in the judge', async () => {
+    const flood = Array.from({ length: 64 }, (_, i) => evaluate(attacker, `hostile ${i}`))
+    // The attacker holds half of JUDGE_MAX_CONCURRENCY (16), never more.
+    await judge.holding(8)
+    const answered = await evaluate(victim, 'Where is my order?')
+    expect(answered.statusCode, answered.body).toBe(200)
+    expect(answered.json().policies[0].rules[0]).toMatchObject({
+      status: 'pass',
+      score: 0.9,
+      reason: 'judged',
+    })
+    expect(judge.held).toHaveLength(8)
+    judge.release()
+    for (const res of await Promise.all(flood)) expect(res.statusCode).toBe(200)
+  })
+})
