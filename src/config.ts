@@ -66,8 +66,8 @@ export interface Config {
    */
   readonly evaluationMaxWork: number
   /**
-   * Evaluation worker threads (EVALUATION_POOL_SIZE, default 1; 0 evaluates everything on the
-   * event loop), and the estimated worst-case milliseconds from which an evaluation runs in one
+   * Evaluation worker threads (EVALUATION_POOL_SIZE, default 2, so that one workspace's large
+   * evaluations always leave a worker to the others; 0 evaluates everything on the event loop), and the estimated worst-case milliseconds from which an evaluation runs in one
    * instead of on the event loop (EVALUATION_POOL_MIN_MS, default 40).
    */
   readonly evaluationPoolSize: number
@@ -289,7 +289,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     providers: providers(env),
     providerTimeoutMs: integer(env, 'PROVIDER_TIMEOUT_MS', 60_000, 1, 3_600_000),
     evaluationMaxWork: integer(env, 'EVALUATION_MAX_WORK', 32_000_000, 1_000_000, 1_000_000_000),
-    evaluationPoolSize: integer(env, 'EVALUATION_POOL_SIZE', 1, 0, 64),
+    evaluationPoolSize: integer(env, 'EVALUATION_POOL_SIZE', 2, 0, 64),
     evaluationPoolMinMs: integer(env, 'EVALUATION_POOL_MIN_MS', 40, 0, 60_000),
     streamWindowChars: integer(env, 'STREAM_WINDOW_CHARS', 400, 1, 100_000),
   })

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs'
 import { Worker } from 'node:worker_threads'
 import { AppError, type FieldError } from '../errors.js'
+import { FairQueue } from '../fair-queue.js'
 import { type Judge, JudgeError, type JudgeQuestion, type JudgeScore } from '../judge/judge.js'
 import type { ConversationInput } from '../rules/conversation.js'
 import type {
@@ -21,6 +22,13 @@ import type { RedactedLog } from './support/redacted-log.js'
  * main thread: the main thread reads the current revision from the store for every evaluation
  * and sends its key. Judge calls stay on the main thread (its connections, concurrency limit and
  * cache): a worker asks for them with a message, and waits without holding its thread.
+ *
+ * Workspaces share the pool fairly: evaluations wait in a queue per workspace, served in turn
+ * (FairQueue), one at a time per worker; one workspace runs at most `size - 1` at once (1 with a
+ * single worker), so with two workers or more one is always left for the others. A task's
+ * timeout counts its own computing only, from when a worker starts it (waiting for a worker or
+ * for the judge is not counted), and fails that task only: the worker is replaced, and the
+ * evaluations it held waiting for the judge run again elsewhere.
  */
 
 /**
@@ -62,28 +70,56 @@ export interface PoolResult {
 /** Messages from the main thread to a worker. */
 export type ToWorker =
   | { kind: 'task'; id: number; task: PoolTask }
-  | { kind: 'judged'; id: number; call: number; answer: JudgeScore | null; failure: string | null }
+  | { kind: 'judged'; id: number; answers: JudgeReply[] }
+
+/** The judge's answer to one call of a task, or why there is none. */
+export interface JudgeReply {
+  call: number
+  answer: JudgeScore | null
+  failure: string | null
+}
 
 /** Messages from a worker to the main thread. */
 export type FromWorker =
   | { kind: 'ready' }
   | { kind: 'done'; id: number; result: PoolResult }
   | { kind: 'failed'; id: number; message: string }
-  | { kind: 'judge'; id: number; call: number; question: JudgeQuestion }
+  /** Every judge call of a task's evaluation, asked together: the task then waits, off the worker's thread. */
+  | { kind: 'judge'; id: number; calls: { call: number; question: JudgeQuestion }[] }
 
-interface Pending {
-  workspace: string
+/** One evaluation handed to the pool, from the queue to its answer. */
+interface Job {
+  id: number
+  task: PoolTask
   resolve: (result: PoolResult) => void
   reject: (error: unknown) => void
-  timer: NodeJS.Timeout
   /** The judge calls' abort signal, made when the first call is asked for. */
   signal: () => AbortSignal
+  /**
+   * queued: waiting for a worker; running: the worker computes it; waiting: its judge calls are
+   * out; resuming: their answers are in, to be handed to its worker once that is free.
+   */
+  state: 'queued' | 'running' | 'waiting' | 'resuming'
+  slot: Slot | null
+  /** Each start on a worker, so that an answer for an earlier one is recognised. */
+  attempt: number
+  /** Milliseconds computed so far in this attempt, and when the current stretch began. */
+  spent: number
+  since: number
+  timer: NodeJS.Timeout | null
+  replies: JudgeReply[]
+  outstanding: number
 }
 
 interface Slot {
   worker: Worker
-  pending: Map<number, Pending>
-  /** Why the worker is being stopped by the pool, if it is: what its tasks answer. */
+  /** The worker has loaded its models: a task sent now starts at once. */
+  ready: boolean
+  /** The task it computes, if any; the worker runs one at a time. */
+  running: Job | null
+  /** Its tasks waiting for the judge or for their turn to resume. */
+  held: Set<Job>
+  /** Why the pool is stopping the worker, if it is: what its tasks answer. */
   stopping: Error | null
 }
 
@@ -92,7 +128,10 @@ export interface EvaluationPoolOptions {
   size: number
   /** The worker's entry module (`workerEntry()`). */
   entry: URL
-  /** How long one evaluation may take in a worker before the worker is replaced and it answers 503. */
+  /**
+   * How long one evaluation may compute in a worker (from when the worker starts it, waits for
+   * the judge not counted) before the worker is replaced and it answers 503.
+   */
   timeoutMs: number
   judge: Judge | null
 }
@@ -115,10 +154,18 @@ const unavailable = (detail: string) => new AppError('unavailable', detail, unde
 
 export class EvaluationPool {
   private readonly slots: Slot[] = []
+  private readonly queue = new FairQueue<Job>()
+  /** Tasks each workspace has running on a worker now. */
+  private readonly running = new Map<string, number>()
   private next = 1
   private closed = false
 
   constructor(private readonly options: EvaluationPoolOptions) {}
+
+  /** The most tasks one workspace runs at once: one worker is left for the others when there are two or more. */
+  private get perWorkspace(): number {
+    return Math.max(1, this.options.size - 1)
+  }
 
   /** Starts every worker now, in the background (each loads the offline models, about 0.5 s). */
   start(): void {
@@ -126,62 +173,113 @@ export class EvaluationPool {
   }
 
   /**
-   * Runs one evaluation in the least busy worker (starting one when fewer than `size` run and
-   * all are busy). Rejects, never answers a verdict it did not reach: a worker that crashes
-   * rejects with an Error (500), one that takes longer than `timeoutMs` is replaced and its
-   * evaluations reject with 503 `unavailable`.
+   * Runs one evaluation for a workspace, in its turn. Rejects, never answers a verdict it did not
+   * reach: a worker that crashes while computing it rejects with an Error (500); one that computes
+   * it longer than `timeoutMs` is replaced and it rejects with 503 `unavailable`.
    */
   run(task: PoolTask, signal: () => AbortSignal, observe?: RuleObserver): Promise<PoolResult> {
     if (this.closed) return Promise.reject(unavailable('Warden is stopping'))
-    const slot = this.pick()
-    const id = this.next++
     return new Promise<PoolResult>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.stop(
-          slot,
-          unavailable(
-            `The evaluation did not finish within ${this.options.timeoutMs} ms in the evaluation pool`,
-          ),
-        )
-      }, this.options.timeoutMs)
-      timer.unref()
       let made: AbortSignal | null = null
-      slot.pending.set(id, {
-        workspace: task.workspace,
+      const job: Job = {
+        id: this.next++,
+        task,
         resolve: (result) => {
           if (observe) for (const [type, method, seconds] of result.observed) observe(type, method, seconds)
           resolve(result)
         },
         reject,
-        timer,
         signal: () => {
           made ??= signal()
           return made
         },
-      })
-      slot.worker.postMessage({ kind: 'task', id, task } satisfies ToWorker)
+        state: 'queued',
+        slot: null,
+        attempt: 0,
+        spent: 0,
+        since: 0,
+        timer: null,
+        replies: [],
+        outstanding: 0,
+      }
+      this.queue.push(task.workspace, job)
+      this.start()
+      this.dispatch()
     })
   }
 
-  /** Stops every worker; evaluations still in one reject with 503. */
+  /** Stops every worker; evaluations waiting or under way reject with 503. */
   async close(): Promise<void> {
     this.closed = true
+    const stopping = unavailable('Warden is stopping')
+    for (const job of this.queue.drain()) job.reject(stopping)
     const slots = [...this.slots]
-    await Promise.all(slots.map((slot) => this.stop(slot, unavailable('Warden is stopping'))))
+    await Promise.all(slots.map((slot) => this.stop(slot, stopping)))
   }
 
-  private pick(): Slot {
-    let best: Slot | null = null
-    for (const slot of this.slots) if (best === null || slot.pending.size < best.pending.size) best = slot
-    if (best !== null && (best.pending.size === 0 || this.slots.length >= this.options.size)) return best
-    return this.spawn()
+  /** Hands work to every free worker: an evaluation resuming after the judge first, then the next workspace's in turn. */
+  private dispatch(): void {
+    for (const slot of this.slots) {
+      if (!slot.ready || slot.running !== null || slot.stopping !== null) continue
+      const resuming = [...slot.held].find((job) => job.state === 'resuming')
+      if (resuming) {
+        slot.held.delete(resuming)
+        this.begin(slot, resuming)
+        slot.worker.postMessage({
+          kind: 'judged',
+          id: resuming.id,
+          answers: resuming.replies,
+        } satisfies ToWorker)
+        resuming.replies = []
+        continue
+      }
+      const next = this.queue.shift((workspace) => (this.running.get(workspace) ?? 0) < this.perWorkspace)
+      if (next === undefined) continue
+      const job = next.item
+      job.attempt++
+      job.spent = 0
+      job.slot = slot
+      this.begin(slot, job)
+      slot.worker.postMessage({ kind: 'task', id: job.id, task: job.task } satisfies ToWorker)
+    }
+  }
+
+  /** The worker computes `job` from now: its clock runs again, with what it has left. */
+  private begin(slot: Slot, job: Job): void {
+    job.state = 'running'
+    slot.running = job
+    const workspace = job.task.workspace
+    this.running.set(workspace, (this.running.get(workspace) ?? 0) + 1)
+    job.since = performance.now()
+    const left = Math.max(0, this.options.timeoutMs - job.spent)
+    job.timer = setTimeout(() => {
+      void this.stop(
+        slot,
+        unavailable(
+          `The evaluation did not finish within ${this.options.timeoutMs} ms in the evaluation pool`,
+        ),
+      )
+    }, left)
+    job.timer.unref()
+  }
+
+  /** `job` stops computing (done, failed, or waiting for the judge): its clock stops, its worker is free. */
+  private end(slot: Slot, job: Job): void {
+    if (job.timer) clearTimeout(job.timer)
+    job.timer = null
+    job.spent += performance.now() - job.since
+    if (slot.running === job) slot.running = null
+    const workspace = job.task.workspace
+    const running = (this.running.get(workspace) ?? 1) - 1
+    if (running === 0) this.running.delete(workspace)
+    else this.running.set(workspace, running)
   }
 
   private spawn(): Slot {
     const worker = new Worker(this.options.entry)
     // An idle pool never keeps the process alive.
     worker.unref()
-    const slot: Slot = { worker, pending: new Map(), stopping: null }
+    const slot: Slot = { worker, ready: false, running: null, held: new Set(), stopping: null }
     this.slots.push(slot)
     worker.on('message', (message: FromWorker) => this.receive(slot, message))
     worker.on('error', (error) => this.fail(slot, error))
@@ -190,73 +288,102 @@ export class EvaluationPool {
   }
 
   private receive(slot: Slot, message: FromWorker): void {
-    if (message.kind === 'ready') return
-    const pending = slot.pending.get(message.id)
-    if (!pending) return
+    if (message.kind === 'ready') {
+      slot.ready = true
+      this.dispatch()
+      return
+    }
+    const job = slot.running
+    if (job === null || job.id !== message.id) return
     switch (message.kind) {
       case 'done':
-        this.settle(slot, message.id)
-        pending.resolve(message.result)
+        this.end(slot, job)
+        job.resolve(message.result)
         break
       case 'failed':
-        this.settle(slot, message.id)
-        pending.reject(new Error(`evaluation failed in an evaluation worker: ${message.message}`))
+        this.end(slot, job)
+        job.reject(new Error(`evaluation failed in an evaluation worker: ${message.message}`))
         break
       case 'judge':
-        void this.judge(slot, message.id, message.call, message.question, pending.workspace, pending.signal)
+        this.end(slot, job)
+        job.state = 'waiting'
+        slot.held.add(job)
+        job.outstanding = message.calls.length
+        for (const { call, question } of message.calls)
+          void this.judge(slot, job, job.attempt, call, question)
         break
     }
+    this.dispatch()
   }
 
-  /** Asks the judge for a worker, answering what the rule shows exactly as evaluate's `ask` would. */
+  /** Asks the judge for a worker's task, answering what the rule shows exactly as evaluate's `ask` would. */
   private async judge(
     slot: Slot,
-    id: number,
+    job: Job,
+    attempt: number,
     call: number,
     question: JudgeQuestion,
-    workspace: string,
-    signal: () => AbortSignal,
   ): Promise<void> {
     const judge = this.options.judge
-    let reply: ToWorker
+    let reply: JudgeReply
     try {
       if (judge === null) throw new JudgeError('no judge configured')
-      const answer = await judge.score(question, { workspace, signal: signal() })
-      reply = { kind: 'judged', id, call, answer, failure: null }
+      const answer = await judge.score(question, { workspace: job.task.workspace, signal: job.signal() })
+      reply = { call, answer, failure: null }
     } catch (error) {
       const failure =
         error instanceof JudgeError
           ? error.message
-          : signal().aborted
+          : job.signal().aborted
             ? 'judge call aborted'
             : 'judge call failed'
-      reply = { kind: 'judged', id, call, answer: null, failure }
+      reply = { call, answer: null, failure }
     }
-    if (slot.pending.has(id)) slot.worker.postMessage(reply)
+    // The task ran again elsewhere, or ended, meanwhile: this answer is for nobody.
+    if (job.attempt !== attempt || job.slot !== slot || job.state !== 'waiting') return
+    job.replies.push(reply)
+    if (--job.outstanding > 0) return
+    job.state = 'resuming'
+    this.dispatch()
   }
 
-  private settle(slot: Slot, id: number): void {
-    const pending = slot.pending.get(id)
-    if (!pending) return
-    clearTimeout(pending.timer)
-    slot.pending.delete(id)
-  }
-
-  /** Replaces a worker: its evaluations reject with `reason`, and a later one starts another. */
+  /** Replaces a worker on purpose (`fail`'s consequences, with `reason`). */
   private async stop(slot: Slot, reason: Error): Promise<void> {
     if (slot.stopping === null) slot.stopping = reason
     this.fail(slot, reason)
     await slot.worker.terminate()
   }
 
+  /**
+   * A worker is gone: the task it was computing, the one to blame, rejects with the reason; the
+   * tasks it held waiting for the judge go back to the head of their workspace's queue, to run
+   * again from the start on another worker (they reject too when the pool is closing).
+   */
   private fail(slot: Slot, error: Error): void {
     const index = this.slots.indexOf(slot)
-    if (index >= 0) this.slots.splice(index, 1)
+    if (index < 0) return
+    this.slots.splice(index, 1)
     const reason = slot.stopping ?? error
-    for (const [id, pending] of slot.pending) {
-      clearTimeout(pending.timer)
-      slot.pending.delete(id)
-      pending.reject(reason)
+    const running = slot.running
+    if (running !== null) {
+      this.end(slot, running)
+      running.reject(reason)
     }
+    for (const job of slot.held) {
+      job.state = 'queued'
+      job.slot = null
+      job.replies = []
+      if (this.closed) job.reject(reason)
+      else this.queue.unshift(job.task.workspace, job)
+    }
+    slot.held.clear()
+    if (this.closed) return
+    if (!slot.ready && this.slots.every((other) => !other.ready)) {
+      // No worker could start: nothing queued would ever run. Fail it rather than wait for good.
+      for (const job of this.queue.drain()) job.reject(reason)
+      return
+    }
+    if (this.queue.size > 0) this.start()
+    this.dispatch()
   }
 }

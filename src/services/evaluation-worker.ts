@@ -30,14 +30,28 @@ let nextCall = 1
 
 const send = (message: FromWorker) => port.postMessage(message)
 
+/**
+ * A judge for task `id` that asks the main thread. An evaluation asks all its questions at once,
+ * before it waits: they leave together, once it has, so that the main thread knows this thread is
+ * free for another task until their answers come back.
+ */
 function judgeFor(id: number): Judge {
+  let batch: { call: number; question: JudgeQuestion }[] | null = null
   return {
     model: 'main thread',
     score(question: JudgeQuestion): Promise<JudgeScore> {
       const call = nextCall++
+      if (batch === null) {
+        const asked: { call: number; question: JudgeQuestion }[] = []
+        batch = asked
+        queueMicrotask(() => {
+          batch = null
+          send({ kind: 'judge', id, calls: asked })
+        })
+      }
+      batch.push({ call, question })
       return new Promise((resolve, reject) => {
         calls.set(`${id}:${call}`, { resolve, reject })
-        send({ kind: 'judge', id, call, question })
       })
     },
   }
@@ -94,12 +108,14 @@ async function run(id: number, task: PoolTask): Promise<PoolResult> {
 
 port.on('message', (message: ToWorker) => {
   if (message.kind === 'judged') {
-    const key = `${message.id}:${message.call}`
-    const call = calls.get(key)
-    if (!call) return
-    calls.delete(key)
-    if (message.answer !== null) call.resolve(message.answer)
-    else call.reject(new JudgeError(message.failure ?? 'judge call failed'))
+    for (const reply of message.answers) {
+      const key = `${message.id}:${reply.call}`
+      const call = calls.get(key)
+      if (!call) continue
+      calls.delete(key)
+      if (reply.answer !== null) call.resolve(reply.answer)
+      else call.reject(new JudgeError(reply.failure ?? 'judge call failed'))
+    }
     return
   }
   run(message.id, message.task).then(

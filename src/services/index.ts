@@ -54,11 +54,14 @@ export interface ServiceDependencies {
    * classifiers Warden ships.
    */
   evaluationWorker?: URL | null
-  /** How long one evaluation may take in the pool (default 30 s, plus the judge's timeout). */
+  /** How long one evaluation may compute in the pool, from when a worker starts it (default 30 s). */
   evaluationPoolTimeoutMs?: number
 }
 
-/** How long an evaluation may take in the pool beyond its judge calls' timeout: far past any evaluation within EVALUATION_MAX_WORK. */
+/**
+ * How long an evaluation may compute in the pool, its waits for a worker and for the judge not
+ * counted: far past any evaluation within EVALUATION_MAX_WORK.
+ */
 const POOL_TIMEOUT_MS = 30_000
 
 /** The judge the configuration names: an OpenAI-compatible endpoint, or none. */
@@ -83,7 +86,7 @@ export function createServices({
   judge = judgeFromConfig(config, metrics),
   classifiers = shippedClassifiers(),
   evaluationWorker = workerEntry(),
-  evaluationPoolTimeoutMs = POOL_TIMEOUT_MS + (config.judge?.timeoutMs ?? 0),
+  evaluationPoolTimeoutMs = POOL_TIMEOUT_MS,
 }: ServiceDependencies): Services {
   const authentication = new AuthenticationService({ store, clock })
   const evaluationLog = new EvaluationLogService({

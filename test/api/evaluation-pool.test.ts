@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Judge, JudgeError } from '../../src/judge/judge.js'
+import type { EvaluablePolicy } from '../../src/rules/evaluate.js'
+import type { PolicyRule } from '../../src/schemas/policies.js'
+import { EvaluationPool, type PoolTask } from '../../src/services/evaluation-pool.js'
 import { createTestApp, problem, type TestApp } from '../helpers/app.js'
 import { brokenWorker, evaluationWorker } from '../helpers/evaluation-worker.js'
 import { STORE_KINDS } from '../helpers/stores.js'
@@ -247,5 +250,104 @@ describe.each(STORE_KINDS)('a failing evaluation worker never fails open (%s)', 
     const log = await t.request({ method: 'GET', url: '/v1/applications/bot/evaluations' })
     expect(log.json().data).toEqual([])
     await t.close()
+  })
+})
+
+describe('the evaluation pool shares its workers fairly between workspaces', () => {
+  /** Text that costs a pii rule about 60 µs a character's worth: 35,000 distinct phone numbers. */
+  const phones = (() => {
+    let text = ''
+    for (let i = 0; text.length < 1_000_000; i++)
+      text += `call +1 212 ${String(200 + (i % 700)).padStart(3, '0')} ${String(i % 10_000).padStart(4, '0')} or `
+    return text
+  })()
+  const policy = (rules: EvaluablePolicy['rules']): EvaluablePolicy => ({
+    id: 'p',
+    revision: null,
+    draft: true,
+    rules,
+    target: ['input'],
+    definition: 'No secrets.',
+    override_response: null,
+    mode: 'enforce',
+    on_error: 'fail_closed',
+  })
+  const rule = (type: PolicyRule['type']): PolicyRule => ({
+    type,
+    expected: 'pass',
+    value: null,
+    threshold: null,
+    flagged: type === 'pii' ? ['phone'] : null,
+  })
+  const task = (workspace: string, content: string, rules: PolicyRule[]): PoolTask => ({
+    workspace,
+    policies: [{ key: null, policy: policy(rules) }],
+    conversation: { messages: [{ role: 'user', content }], context: null },
+    judge: rules.some((r) => r.type === 'custom'),
+    timed: false,
+    redact: false,
+    logRedacted: false,
+  })
+  const heavy = (workspace: string) => task(workspace, phones, [rule('pii'), rule('pii')])
+  const signal = () => new AbortController().signal
+
+  it('fails only the task that runs past its timeout: another workspace’s task waiting in that worker runs again', async () => {
+    let release: () => void = () => {}
+    let asked = 0
+    let askedFirst: () => void = () => {}
+    const askedOnce = new Promise<void>((resolve) => {
+      askedFirst = resolve
+    })
+    const judge: Judge = {
+      model: 'held',
+      score() {
+        asked++
+        if (asked > 1) return Promise.resolve({ score: 0.9, reason: 'fine' })
+        askedFirst()
+        return new Promise((resolve) => {
+          release = () => resolve({ score: 0.9, reason: 'fine' })
+        })
+      },
+    }
+    const pool = new EvaluationPool({ size: 1, entry: await evaluationWorker(), timeoutMs: 300, judge })
+    try {
+      // The victim's evaluation waits for the judge in the only worker...
+      const victim = pool.run(task('victim', 'Where is my order?', [rule('pii'), rule('custom')]), signal)
+      await askedOnce
+      // ...while the attacker's runs there past the timeout, and fails alone.
+      await expect(pool.run(heavy('attacker'), signal)).rejects.toMatchObject({
+        status: 503,
+        code: 'unavailable',
+      })
+      release()
+      const result = await victim
+      expect(result.outcome.policies[0]?.rules.map((r) => r.status)).toEqual(['pass', 'pass'])
+      // It ran again on the new worker, which asked the judge again.
+      expect(asked).toBe(2)
+    } finally {
+      await pool.close()
+    }
+  })
+
+  it('keeps a worker for other workspaces: one workspace’s queue of heavy tasks never holds up another’s', async () => {
+    const pool = new EvaluationPool({
+      size: 2,
+      entry: await evaluationWorker(),
+      timeoutMs: 60_000,
+      judge: null,
+    })
+    const finished: string[] = []
+    const attacker = [1, 2, 3].map((i) =>
+      pool.run(heavy('attacker'), signal).then(
+        () => finished.push(`attacker ${i}`),
+        (error: unknown) => error,
+      ),
+    )
+    const victim = await pool.run(task('victim', 'Call +44 20 7946 0958 today.', [rule('pii')]), signal)
+    expect(victim.outcome.verdict).toBe('fail')
+    // The victim's answer came while every one of the attacker's was still waiting or computing.
+    expect(finished).toEqual([])
+    await pool.close()
+    for (const error of await Promise.all(attacker)) expect(error).toMatchObject({ status: 503 })
   })
 })

@@ -1,7 +1,9 @@
 import { createServer, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Judge } from '../../src/judge/judge.js'
 import { createTestApp, type TestApp } from '../helpers/app.js'
+import { evaluationWorker } from '../helpers/evaluation-worker.js'
 import { STORE_KINDS } from '../helpers/stores.js'
 
 /**
@@ -133,5 +135,104 @@ describe.each(STORE_KINDS)('one tenant cannot hurt another: the judge (%s)', (ki
     expect(judge.held).toHaveLength(8)
     judge.release()
     for (const res of await Promise.all(flood)) expect(res.statusCode).toBe(200)
+  })
+})
+
+describe.each(STORE_KINDS)('one tenant cannot hurt another: the evaluation pool (%s)', (kind) => {
+  let t: TestApp
+  let victim: string
+  let attacker: string
+  let release: () => void = () => {}
+  let asked: () => void = () => {}
+  let questions = 0
+
+  /** Holds the first question it is asked until `release`; answers every later one at once. */
+  const judge: Judge = {
+    model: 'held',
+    score() {
+      questions++
+      if (questions > 1) return Promise.resolve({ score: 0.9, reason: 'fine' })
+      asked()
+      return new Promise((resolve) => {
+        release = () => resolve({ score: 0.9, reason: 'fine' })
+      })
+    },
+  }
+
+  beforeAll(async () => {
+    t = await createTestApp(
+      kind,
+      // Every evaluation goes to the pool, whose default is two workers.
+      { EVALUATION_POOL_MIN_MS: '0' },
+      { judge, evaluationWorker: await evaluationWorker(), evaluationPoolTimeoutMs: 500 },
+    )
+    victim = await t.key(['admin'], { workspace: 'victim' })
+    attacker = await t.key(['admin'], { workspace: 'attacker' })
+    for (const key of [victim, attacker])
+      await t.request({
+        method: 'POST',
+        url: '/v1/applications',
+        key,
+        payload: { id: 'bot', name: 'Bot', description: '' },
+      })
+  })
+  afterAll(async () => {
+    await t?.close()
+  })
+
+  it('answers a workspace’s evaluation 200 though another’s, beside it in a worker, runs past the timeout', async () => {
+    // 1 MB of distinct phone numbers against 16 pii and 14 digit regex rules: seconds of work.
+    let phones = ''
+    for (let i = 0; phones.length < 1_000_000; i++)
+      phones += `+1 212 ${String(200 + (i % 700)).padStart(3, '0')} ${String(i % 10_000).padStart(4, '0')} `
+    const heavy = {
+      messages: [{ role: 'user', content: phones }],
+      draft_policies: [
+        {
+          id: 'flood',
+          rules: [
+            ...Array.from({ length: 16 }, () => ({ type: 'pii' })),
+            ...Array.from({ length: 14 }, () => ({ type: 'regex', value: '[0-9]' })),
+          ],
+          target: ['input'],
+        },
+      ],
+    }
+    const waiting = new Promise<void>((resolve) => {
+      asked = resolve
+    })
+    const mine = t.request({
+      method: 'POST',
+      url: '/v1/applications/bot/evaluations',
+      key: victim,
+      payload: {
+        messages: [{ role: 'user', content: `${'Where is my order? '.repeat(5000)}Call +44 20 7946 0958.` }],
+        draft_policies: [
+          {
+            id: 'guard',
+            rules: [{ type: 'pii' }, { type: 'custom' }],
+            target: ['input'],
+            definition: 'On topic.',
+          },
+        ],
+      },
+    })
+    // The victim's evaluation is in a worker, waiting for the judge...
+    await waiting
+    // ...when the attacker's runs past the pool's timeout: only the attacker's fails.
+    const theirs = await t.request({
+      method: 'POST',
+      url: '/v1/applications/bot/evaluations',
+      key: attacker,
+      payload: heavy,
+    })
+    expect(theirs.statusCode, theirs.body).toBe(503)
+    release()
+    const answered = await mine
+    expect(answered.statusCode, answered.body).toBe(200)
+    expect(answered.json().policies[0].rules.map((r: { status: string }) => r.status)).toEqual([
+      'fail',
+      'pass',
+    ])
   })
 })

@@ -45,7 +45,7 @@ export function brokenWorker(behaviour: 'exit' | 'silent' | 'throw'): URL {
   }[behaviour]
   writeFileSync(
     file,
-    `import { parentPort } from 'node:worker_threads'\nparentPort.on('message', (m) => { if (m.kind === 'task') { ${body} } })\n`,
+    `import { parentPort } from 'node:worker_threads'\nparentPort.on('message', (m) => { if (m.kind === 'task') { ${body} } })\nparentPort.postMessage({ kind: 'ready' })\n`,
   )
   return pathToFileURL(file)
 }

@@ -125,7 +125,7 @@ describe('loadConfig', () => {
         metricsHost: '127.0.0.1',
         providerTimeoutMs: 60_000,
         streamWindowChars: 400,
-        evaluationPoolSize: 1,
+        evaluationPoolSize: 2,
         evaluationPoolMinMs: 40,
       })
       expect(config.providers.names).toEqual([])
