@@ -22,7 +22,7 @@ import { findPolicy, findPolicyBySeq, findPolicyRevision } from '../store/polici
 import type { PolicyRow } from '../store/tables.js'
 import type { Clock } from './clock.js'
 import { policyFromColumns } from './documents.js'
-import { countCharacters, DEFAULT_POOL_MIN_MS, estimatedMs } from './evaluation-cost.js'
+import { DEFAULT_POOL_MIN_MS, estimatedMs, textSize } from './evaluation-cost.js'
 import type { EvaluationCaller, EvaluationLogService, EvaluationRecord } from './evaluation-log.service.js'
 import type { EvaluationPool, PoolPolicy, PoolResult } from './evaluation-pool.js'
 import { draftPolicy, evaluablePolicy } from './support/policy-for-evaluation.js'
@@ -118,14 +118,15 @@ export class EvaluationsService {
     const started = performance.now()
     const { judge, metrics, pool } = this.deps
     const conversation: ConversationInput = { messages: request.messages, context: request.context ?? null }
-    const characters = countCharacters(conversation)
+    const size = textSize(conversation)
+    const { characters } = size
     const bodies = request.draft_policies ?? []
     // Only the cheap part of reading a draft here: checking its patterns compiles them, which a
     // draft of many patterns makes too long for the event loop; a pooled evaluation checks there.
     const draftRules = bodies.flatMap((draft) => draft.rules.map(normalizeRule))
     const minMs = this.deps.poolMinMs ?? DEFAULT_POOL_MIN_MS
     const drafts =
-      pool && estimatedMs(characters, draftRules, draftRules, judge !== null) >= minMs
+      pool && estimatedMs(size, draftRules, draftRules, judge !== null) >= minMs
         ? null
         : this.checkDrafts(bodies)
     const used =
@@ -141,7 +142,7 @@ export class EvaluationsService {
     if (
       pool &&
       (drafts === null ||
-        estimatedMs(characters, [...storedRules, ...draftRules], draftRules, judge !== null) >= minMs)
+        estimatedMs(size, [...storedRules, ...draftRules], draftRules, judge !== null) >= minMs)
     ) {
       const sent: PoolPolicy[] = [
         ...stored.map((p) => ({ key: this.keys.get(p) ?? null, policy: p.policy })),

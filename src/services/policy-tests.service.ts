@@ -45,7 +45,7 @@ import {
 import type { Database, PolicyTestRow } from '../store/tables.js'
 import type { Clock } from './clock.js'
 import { pageJson, policyFromColumns, type Stored } from './documents.js'
-import { countCharacters, DEFAULT_POOL_MIN_MS, estimatedMs } from './evaluation-cost.js'
+import { DEFAULT_POOL_MIN_MS, estimatedMs, textSize } from './evaluation-cost.js'
 import type { EvaluationPool } from './evaluation-pool.js'
 import { decodeCursor, encodeCursor } from './support/pagination.js'
 import { draftPolicy, evaluablePolicy } from './support/policy-for-evaluation.js'
@@ -366,7 +366,7 @@ export class PolicyTestsService {
       const test = testFromRow(row)
       const conversation = { messages: test.messages, context: test.context }
       const pooled =
-        pool && estimatedMs(countCharacters(conversation), compiled.policy.rules, [], judge !== null) >= minMs
+        pool && estimatedMs(textSize(conversation), compiled.policy.rules, [], judge !== null) >= minMs
       const started = performance.now()
       const outcome = pooled
         ? pool

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Judge } from '../../src/judge/judge.js'
 import { createTestApp, type TestApp } from '../helpers/app.js'
-import { evaluationWorker } from '../helpers/evaluation-worker.js'
+import { brokenWorker, evaluationWorker } from '../helpers/evaluation-worker.js'
 import { STORE_KINDS } from '../helpers/stores.js'
 
 /**
@@ -234,5 +234,46 @@ describe.each(STORE_KINDS)('one tenant cannot hurt another: the evaluation pool 
       'fail',
       'pass',
     ])
+  })
+})
+
+describe.each(STORE_KINDS)('work priced by what it costs goes off the event loop (%s)', (kind) => {
+  let t: TestApp
+
+  beforeAll(async () => {
+    // A worker that never answers: an evaluation sent to the pool answers 503 once its time is
+    // up, one left on the event loop 200. Which one it was is what these tests read.
+    t = await createTestApp(
+      kind,
+      {},
+      { evaluationWorker: brokenWorker('silent'), evaluationPoolTimeoutMs: 200 },
+    )
+    const created = await t.request({
+      method: 'POST',
+      url: '/v1/applications',
+      payload: { id: 'bot', name: 'Bot', description: '' },
+    })
+    expect(created.statusCode, created.body).toBe(201)
+  })
+  afterAll(async () => {
+    await t?.close()
+  })
+
+  const evaluate = (content: string, rules: object[]) =>
+    t.request({
+      method: 'POST',
+      url: '/v1/applications/bot/evaluations',
+      payload: {
+        messages: [{ role: 'user', content }],
+        draft_policies: [{ id: 'draft', rules, target: ['input'] }],
+      },
+    })
+
+  it('sends text whose folding expands it (330,000 × U+FDFA, 7 keywords rules) to the pool', async () => {
+    const keywords = Array.from({ length: 7 }, (_, i) => ({ type: 'keywords', flagged: [`word${i}`] }))
+    // Plain text of the same size stays on the event loop...
+    expect((await evaluate('a'.repeat(330_000), keywords)).statusCode).toBe(200)
+    // ...and the text that folds to 18 times its length does not: it held the loop for 1.9 s.
+    expect((await evaluate('\uFDFA'.repeat(330_000), keywords)).statusCode).toBe(503)
   })
 })
