@@ -1,6 +1,7 @@
 import type { FieldError } from '../errors.js'
 import { checkRules, normalizeRule } from '../rules/validation.js'
-import { RULE_TYPES } from '../schemas/policies.js'
+import { MAX_DRAFT_POLICIES } from '../schemas/evaluations.js'
+import { MAX_RULES, RULE_TYPES } from '../schemas/policies.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -8,8 +9,8 @@ declare module 'fastify' {
      * Where this route's body holds policy bodies (`''` for the body itself, `/draft`,
      * `/draft_policies/*`): when the schema refuses the body, the rules it could read are still
      * checked, so one 422 lists every problem instead of the rule errors only after the schema's
-     * are fixed. `patch`: the bodies are merge patches, whose missing `definition` is the
-     * stored one's.
+     * are fixed; all but their patterns, which are compiled only once the schema has passed.
+     * `patch`: the bodies are merge patches, whose missing `definition` is the stored one's.
      */
     policyBodies?: { paths: readonly string[]; patch?: boolean }
   }
@@ -41,7 +42,7 @@ function policyBodies(body: unknown, paths: readonly string[]): [string, Record<
     else if (path.endsWith('/*')) {
       const list = root[path.slice(1, -2)]
       if (Array.isArray(list))
-        list.forEach((item, i) => {
+        list.slice(0, MAX_DRAFT_POLICIES).forEach((item, i) => {
           const policy = asObject(item)
           if (policy) found.push([`${path.slice(0, -2)}/${i}`, policy])
         })
@@ -55,18 +56,20 @@ function policyBodies(body: unknown, paths: readonly string[]): [string, Record<
 
 /**
  * The rule problems of the policy bodies in a body the schema refused: every rule whose fields
- * are readable is checked as a create would check it. A patch without `definition` (one that
- * keeps the stored one) is not held to the custom rule's need for one.
+ * are readable is checked as a create would check it, but for its pattern: nothing is compiled
+ * for a body that is refused anyway (a refused draft of 300 costly patterns once held the event
+ * loop for 17 s), and no more rules and bodies are read than the schema allows. A patch without
+ * `definition` (one that keeps the stored one) is not held to the custom rule's need for one.
  */
 export function ruleErrors(body: unknown, paths: readonly string[], patch = false): FieldError[] {
   const errors: FieldError[] = []
   for (const [base, policy] of policyBodies(body, paths)) {
     if (!Array.isArray(policy.rules)) continue
     const definition = typeof policy.definition === 'string' ? policy.definition : null
-    policy.rules.forEach((raw, i) => {
+    policy.rules.slice(0, MAX_RULES).forEach((raw, i) => {
       const rule = readableRule(raw)
       if (rule === null) return
-      for (const error of checkRules([rule], definition, base)) {
+      for (const error of checkRules([rule], definition, base, 'skip')) {
         if (patch && error.pointer === `${base}/definition` && !('definition' in policy)) continue
         const at = (text: string) => text.replace(`${base}/rules/0`, `${base}/rules/${i}`)
         errors.push({ pointer: at(error.pointer), detail: at(error.detail) })

@@ -9,8 +9,9 @@ const piiKinds: ReadonlySet<string> = new Set(PII_KINDS)
 
 /**
  * What checking a pattern found: '' when RE2 accepts it, otherwise the reason it does not.
- * Compiling a pattern costs tens of microseconds and policies reuse the same few patterns, so
- * verdicts are kept by pattern text (at most 1,000 patterns and 4 MB of text).
+ * Compiling a pattern costs from microseconds to hundreds of milliseconds (regex-cost.ts) and
+ * policies reuse the same few patterns, so verdicts are kept by pattern text (at most 1,000
+ * patterns and 4 MB of text).
  */
 const patternVerdicts = new LRUCache<string, string>({
   max: 1000,
@@ -33,6 +34,9 @@ function patternProblem(pattern: string): string {
   return verdict
 }
 
+/** How `checkRules` reads patterns: by compiling them (`'compile'`), or not at all (`'skip'`). */
+export type PatternCheck = 'compile' | 'skip'
+
 /** Fills in what a rule leaves unset: every field present, `expected` defaulting to pass. */
 export function normalizeRule(rule: PolicyRuleInput): PolicyRule {
   const normal: PolicyRule = {
@@ -49,9 +53,16 @@ export function normalizeRule(rule: PolicyRuleInput): PolicyRule {
 
 /**
  * Checks what the schema cannot: the requirements of each rule type. Regex patterns are compiled
- * by RE2, a linear-time engine, so no stored pattern can ever backtrack catastrophically.
+ * by RE2, a linear-time engine, so no stored pattern can ever backtrack catastrophically; with
+ * `patterns` `'skip'`, they are not compiled (a body the schema refused is answered without
+ * compiling anything).
  */
-export function checkRules(rules: readonly PolicyRule[], definition: string | null, base = ''): FieldError[] {
+export function checkRules(
+  rules: readonly PolicyRule[],
+  definition: string | null,
+  base = '',
+  patterns: PatternCheck = 'compile',
+): FieldError[] {
   const errors: FieldError[] = []
   rules.forEach((rule, i) => {
     const at = `${base}/rules/${i}`
@@ -81,7 +92,7 @@ export function checkRules(rules: readonly PolicyRule[], definition: string | nu
             pointer: `${at}/value`,
             detail: 'is required for a regex rule: the pattern to match',
           })
-        } else {
+        } else if (patterns === 'compile') {
           const problem = patternProblem(rule.value)
           if (problem !== '') {
             errors.push({ pointer: `${at}/value`, detail: `is not a valid RE2 pattern: ${problem}` })

@@ -107,6 +107,9 @@ const PolicySelectorSchema = Type.Union(
   { description: 'A policy id, or {"id", "revision"} to pin a revision.' },
 )
 
+/** The most draft policies one evaluation sends. */
+export const MAX_DRAFT_POLICIES = 20
+
 export const EvaluationRequestSchema = Type.Object(
   {
     messages: Type.Array(MessageSchema, {
@@ -130,7 +133,7 @@ export const EvaluationRequestSchema = Type.Object(
       }),
     ),
     draft_policies: Type.Optional(
-      Nullable(Type.Array(PolicyCreateSchema, { maxItems: 20 }), {
+      Nullable(Type.Array(PolicyCreateSchema, { maxItems: MAX_DRAFT_POLICIES }), {
         description:
           'Up to 20 policy bodies, validated exactly like a create and evaluated after the stored ones as if they existed; nothing is stored. For trying a change before making it.',
         examples: [

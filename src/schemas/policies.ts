@@ -166,12 +166,15 @@ const readOnlyFields = {
   updated: ReadOnlyInteger('Last change, Unix seconds.', 1767225600),
 }
 
+/** The most rules a policy holds. */
+export const MAX_RULES = 64
+
 export const PolicyCreateSchema = Type.Object(
   {
     id: policyId,
     rules: Type.Array(PolicyRuleInputSchema, {
       minItems: 1,
-      maxItems: 64,
+      maxItems: MAX_RULES,
       description: rulesDescription,
       examples: [rulesExample],
     }),
@@ -238,7 +241,7 @@ export const PolicyPatchSchema = Type.Object(
     rules: Type.Optional(
       Type.Array(PolicyRuleInputSchema, {
         minItems: 1,
-        maxItems: 64,
+        maxItems: MAX_RULES,
         description: `${rulesDescription} Replaces the whole list.`,
         examples: [rulesExample],
       }),

@@ -213,9 +213,13 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/evaluations (
     })
     const errors = problem(bad, 422, 'validation_error').errors
     expect(errors).toContainEqual({ pointer: '/draft_policies/1/treshold', detail: 'is not a known field' })
-    // The rule problems come in the same answer as the schema's.
+    // The rule problems come in the same answer as the schema's, but for the pattern: nothing is
+    // compiled for a body the schema refused.
     expect(errors?.map((e: { pointer: string }) => e.pointer)).toEqual(
-      expect.arrayContaining(['/draft_policies/1/rules/0/value', '/draft_policies/1/rules/1/flagged']),
+      expect.arrayContaining(['/draft_policies/1/rules/1/flagged']),
+    )
+    expect(errors?.map((e: { pointer: string }) => e.pointer)).not.toContain(
+      '/draft_policies/1/rules/0/value',
     )
     const checked = await evaluate({
       ...user('x'),

@@ -389,26 +389,38 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/policies (%s)
     ])
   })
 
-  it('lists schema and rule problems in one answer', async () => {
+  it('lists schema and rule problems in one answer, compiling no pattern of a body the schema refused', async () => {
+    const rules = [
+      { type: 'regex', value: '(' },
+      { type: 'length', value: 'ten', treshold: 1 },
+      { type: 'custom' },
+    ]
     const body = problem(
-      await create({
-        id: 'x',
-        rules: [
-          { type: 'regex', value: '(' },
-          { type: 'length', value: 'ten', treshold: 1 },
-          { type: 'custom' },
-        ],
-        target: ['output', 'nowhere'],
-      }),
+      await create({ id: 'x', rules, target: ['output', 'nowhere'] }),
       422,
       'validation_error',
     )
     expect(body.errors?.map((e) => e.pointer).sort()).toEqual(
-      ['/rules/1/treshold', '/target/1', '/rules/0/value', '/rules/1/value', '/definition'].sort(),
+      ['/rules/1/treshold', '/target/1', '/rules/1/value', '/definition'].sort(),
     )
     expect(body.errors?.find((e) => e.pointer === '/definition')?.detail).toBe(
       'is required by the custom rule at /rules/2',
     )
+    // Once the schema passes, the pattern is compiled, and refused.
+    const schemaValid = problem(
+      await create({
+        id: 'x',
+        rules: [rules[0], { type: 'length', value: 'ten' }, rules[2]],
+        target: ['output'],
+      }),
+      422,
+      'validation_error',
+    )
+    expect(schemaValid.errors?.map((e) => e.pointer)).toEqual([
+      '/rules/0/value',
+      '/rules/1/value',
+      '/definition',
+    ])
   })
 
   it('reports every failing rule of a policy at once', async () => {

@@ -277,3 +277,48 @@ describe.each(STORE_KINDS)('work priced by what it costs goes off the event loop
     expect((await evaluate('\uFDFA'.repeat(330_000), keywords)).statusCode).toBe(503)
   })
 })
+
+describe.each(STORE_KINDS)('a body the schema refuses compiles nothing (%s)', (kind) => {
+  let t: TestApp
+  beforeAll(async () => {
+    t = await createTestApp(kind)
+    await t.request({
+      method: 'POST',
+      url: '/v1/applications',
+      payload: { id: 'bot', name: 'Bot', description: '' },
+    })
+    await t.request({
+      method: 'POST',
+      url: '/v1/applications/bot/policies',
+      payload: { id: 'guard', rules: [{ type: 'length', value: '100' }], target: ['input'] },
+    })
+  })
+  afterAll(async () => {
+    await t?.close()
+  })
+
+  // 300 distinct costly patterns (over the 64 rules a policy may hold): compiling them held the
+  // event loop for 17 s. Each is also one RE2 refuses, so a compiled one would show as an error.
+  const rules = Array.from({ length: 300 }, (_, i) => ({ type: 'regex', value: `\\p{Greek}{1000}c${i}(` }))
+
+  it.each([
+    [
+      'an evaluation’s draft',
+      '/v1/applications/bot/evaluations',
+      { messages: [{ role: 'user', content: 'x' }], draft_policies: [{ id: 'd', rules, target: ['input'] }] },
+    ],
+    [
+      'a test run’s draft, which a policies:read key may send',
+      '/v1/applications/bot/policies/guard/test-runs',
+      { draft: { id: 'guard', rules, target: ['input'] } },
+    ],
+    ['a policy create', '/v1/applications/bot/policies', { id: 'd', rules, target: ['input'] }],
+  ])('%s: 422 for the schema, no pattern read', async (_name, url, payload) => {
+    const key = url.endsWith('test-runs') ? await t.key(['policies:read']) : t.adminKey
+    const res = await t.request({ method: 'POST', url, key, payload })
+    expect(res.statusCode, res.body).toBe(422)
+    const pointers = res.json().errors.map((e: { pointer: string }) => e.pointer) as string[]
+    expect(pointers.some((p) => p.endsWith('/rules'))).toBe(true)
+    expect(pointers.filter((p) => p.endsWith('/value'))).toEqual([])
+  })
+})
