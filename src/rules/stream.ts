@@ -20,7 +20,7 @@
 import { type Target, targetMask } from './conversation.js'
 import { CodePointIndex } from './detectors/code-points.js'
 import type { TextMatcher } from './detectors/types.js'
-import type { CompiledPolicy, CompiledRule } from './evaluate.js'
+import type { CompiledPolicy, CompiledRule, EvaluablePolicy } from './evaluate.js'
 import type { TargetText } from './types.js'
 
 /** A detector rule as the release engine reads it. */
@@ -42,8 +42,8 @@ export type StreamPlan =
 const OUTPUT_MASK = targetMask(['output', 'assistant'] satisfies Target[])
 
 /** Whether an enforced policy reads the reply (its output or assistant targets). */
-export function guardsReply(policies: readonly CompiledPolicy[]): boolean {
-  return policies.some((p) => p.policy.mode === 'enforce' && (p.targets & OUTPUT_MASK) !== 0)
+export function guardsReply(policies: readonly Pick<EvaluablePolicy, 'mode' | 'target'>[]): boolean {
+  return policies.some((p) => p.mode === 'enforce' && (targetMask(p.target) & OUTPUT_MASK) !== 0)
 }
 
 /**

@@ -10,18 +10,20 @@ const piiKinds: ReadonlySet<string> = new Set(PII_KINDS)
 /**
  * What checking a pattern found: '' when RE2 accepts it, otherwise the reason it does not.
  * Compiling a pattern costs from microseconds to hundreds of milliseconds (regex-cost.ts) and
- * policies reuse the same few patterns, so verdicts are kept by pattern text (at most 1,000
- * patterns and 4 MB of text).
+ * policies reuse the same few patterns, so verdicts are kept by workspace and pattern text (at
+ * most 1,000 patterns and 4 MB of text). By workspace: a verdict answered at once would tell a
+ * tenant which costly patterns another had checked.
  */
 const patternVerdicts = new LRUCache<string, string>({
   max: 1000,
   maxSize: 4_000_000,
-  sizeCalculation: (_verdict, pattern) => pattern.length + 1,
+  sizeCalculation: (_verdict, key) => key.length + 1,
 })
 
-/** Why RE2 rejects `pattern`, or '' when it compiles. */
-function patternProblem(pattern: string): string {
-  let verdict = patternVerdicts.get(pattern)
+/** Why RE2 rejects `pattern`, or '' when it compiles; remembered for the workspace. */
+function patternProblem(pattern: string, workspace: string): string {
+  const key = `${workspace}\0${pattern}`
+  let verdict = patternVerdicts.get(key)
   if (verdict === undefined) {
     try {
       compileRegex(pattern)
@@ -29,13 +31,16 @@ function patternProblem(pattern: string): string {
     } catch (error) {
       verdict = (error instanceof Error ? error.message : '') || 'invalid pattern'
     }
-    patternVerdicts.set(pattern, verdict)
+    patternVerdicts.set(key, verdict)
   }
   return verdict
 }
 
-/** How `checkRules` reads patterns: by compiling them (`'compile'`), or not at all (`'skip'`). */
-export type PatternCheck = 'compile' | 'skip'
+/**
+ * How `checkRules` reads patterns: by compiling them for a workspace (whose verdicts are kept
+ * apart), or not at all (`'skip'`: a body the schema refused).
+ */
+export type PatternCheck = { workspace: string } | 'skip'
 
 /** Fills in what a rule leaves unset: every field present, `expected` defaulting to pass. */
 export function normalizeRule(rule: PolicyRuleInput): PolicyRule {
@@ -60,8 +65,8 @@ export function normalizeRule(rule: PolicyRuleInput): PolicyRule {
 export function checkRules(
   rules: readonly PolicyRule[],
   definition: string | null,
-  base = '',
-  patterns: PatternCheck = 'compile',
+  base: string,
+  patterns: PatternCheck,
 ): FieldError[] {
   const errors: FieldError[] = []
   rules.forEach((rule, i) => {
@@ -92,8 +97,8 @@ export function checkRules(
             pointer: `${at}/value`,
             detail: 'is required for a regex rule: the pattern to match',
           })
-        } else if (patterns === 'compile') {
-          const problem = patternProblem(rule.value)
+        } else if (patterns !== 'skip') {
+          const problem = patternProblem(rule.value, patterns.workspace)
           if (problem !== '') {
             errors.push({ pointer: `${at}/value`, detail: `is not a valid RE2 pattern: ${problem}` })
           }

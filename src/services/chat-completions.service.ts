@@ -32,7 +32,12 @@ import type { Evaluation } from '../schemas/evaluations.js'
 import type { ApplicationsService } from './applications.service.js'
 import type { Clock } from './clock.js'
 import type { EvaluationRecord } from './evaluation-log.service.js'
-import type { EvaluationCaller, EvaluationsService, StoredPolicies } from './evaluations.service.js'
+import {
+  type EvaluationCaller,
+  type EvaluationsService,
+  guardedInPool,
+  type StoredPolicies,
+} from './evaluations.service.js'
 import type { WorkspaceGrants } from './workspace-grants.js'
 
 /**
@@ -130,8 +135,15 @@ export class ChatCompletionsService {
       }
     }
 
-    if (stream && options.buffered !== true && (request.n ?? 1) === 1) {
-      const plan = streamPlan(inputDecided.policies.policies)
+    // A policy compiled only in the evaluation pool (too costly for the event loop) cannot hold
+    // back text here: a stream it guards is buffered, its output evaluated in the pool.
+    if (
+      stream &&
+      options.buffered !== true &&
+      (request.n ?? 1) === 1 &&
+      !guardedInPool(inputDecided.policies)
+    ) {
+      const plan = streamPlan(inputDecided.policies.policies.map((p) => p.compiled as CompiledPolicy))
       if (plan.mode === 'incremental')
         return this.released(caller, applicationId, upstream, body, conversation, inputDecided, plan, signal)
     }
@@ -182,7 +194,7 @@ export class ChatCompletionsService {
       output_evaluation_id: ids[0] ?? null,
       output_evaluation_ids: ids,
     }
-    const guarded = guardsReply(inputDecided.policies.policies)
+    const guarded = guardsReply(inputDecided.policies.policies.map((p) => p.policy))
     return {
       action,
       stream,
@@ -236,7 +248,7 @@ export class ChatCompletionsService {
             this.deps.evaluations.scoreWindow(caller.workspaceId, plan.scored, window.text, signal),
           )
         : null,
-      guarding: guardsReply(inputDecided.policies.policies),
+      guarding: guardsReply(inputDecided.policies.policies.map((p) => p.policy)),
       halt,
       signal,
     })

@@ -1,4 +1,5 @@
 import type { ConversationInput } from '../rules/conversation.js'
+import { regexCompileMs } from '../rules/detectors/regex-cost.js'
 import type { PolicyRule, RuleType } from '../schemas/policies.js'
 
 /**
@@ -48,11 +49,19 @@ const NS_PER_WIDE_BYTE: Readonly<Partial<Record<RuleType, number>>> = {
 }
 
 /**
- * Compiling a draft's rules costs about this many nanoseconds per character of its phrases,
- * patterns and definition (the keyword automaton's build: 1,280 rules of 1 MB of phrases in
- * 0.7 s; RE2 patterns 0.2 µs a character).
+ * Building a keywords rule's automaton costs about this much per character of its phrases, and
+ * per UTF-8 byte past the first of a character (which folding may expand 18-fold): 1,000 phrases
+ * of 256 ASCII characters took 194 ms here, the same with a fifth of U+FDFA 673 ms.
  */
-const NS_PER_DRAFT_CHARACTER = 800
+const NS_PER_PHRASE_CHARACTER = 800
+const NS_PER_PHRASE_WIDE_BYTE = 5_000
+
+/**
+ * Compile work estimated at this or more is not done on the event loop while there is an
+ * evaluation pool: a policy revision that costs it is compiled only in a worker, and patterns
+ * that cost it to check are checked in one.
+ */
+export const COMPILE_BUDGET_MS = 20
 
 /**
  * How much text an evaluation reads: its characters (as EVALUATION_MAX_WORK counts them), and
@@ -87,8 +96,35 @@ export function textSize(conversation: ConversationInput): TextSize {
 type CostedRule = Pick<PolicyRule, 'type' | 'detector' | 'value' | 'flagged'>
 
 /**
+ * The estimated milliseconds of checking rules as a create does: compiling each pattern in RE2
+ * (regex-cost.ts), from a few microseconds to hundreds of milliseconds.
+ */
+export function checkMs(rules: Iterable<CostedRule>): number {
+  let ms = 0
+  for (const rule of rules) if (rule.type === 'regex' && rule.value) ms += regexCompileMs(rule.value)
+  return ms
+}
+
+/**
+ * The estimated milliseconds of compiling rules for evaluation: each pattern's RE2 program, each
+ * keywords rule's automaton of its phrases.
+ */
+export function compileMs(rules: Iterable<CostedRule>): number {
+  let ns = 0
+  for (const rule of rules) {
+    if (rule.type === 'regex' && rule.value) ns += regexCompileMs(rule.value) * 1e6
+    if (rule.type === 'keywords')
+      for (const phrase of rule.flagged ?? [])
+        ns +=
+          phrase.length * NS_PER_PHRASE_CHARACTER +
+          (Buffer.byteLength(phrase, 'utf8') - phrase.length) * NS_PER_PHRASE_WIDE_BYTE
+  }
+  return ns / 1e6
+}
+
+/**
  * The estimated worst-case milliseconds of an evaluation of text of `size` by `rules`, plus
- * compiling `draftRules` (drafts are compiled for each evaluation). A toxicity or
+ * checking and compiling `draftRules` (drafts are checked and compiled for each evaluation). A toxicity or
  * prompt_injection rule the judge decides (`detector: judge`, or none when a judge is configured)
  * costs nothing here: the judge's time is spent waiting, not computing.
  */
@@ -107,10 +143,7 @@ export function estimatedMs(
       size.characters * (judged ? 1 : NS_PER_CHARACTER[rule.type]) +
       (judged ? 0 : size.wide * (NS_PER_WIDE_BYTE[rule.type] ?? 0))
   }
-  for (const rule of draftRules) {
-    let size = rule.value?.length ?? 0
-    for (const phrase of rule.flagged ?? []) size += phrase.length
-    ns += size * NS_PER_DRAFT_CHARACTER
-  }
+  const drafts = [...draftRules]
+  ns += (checkMs(drafts) + compileMs(drafts)) * 1e6
   return ns / 1e6
 }

@@ -11,7 +11,7 @@ import type {
   RuleObserver,
 } from '../rules/evaluate.js'
 import type { RuleMethod } from '../rules/types.js'
-import type { PolicyCreate, RuleType } from '../schemas/policies.js'
+import type { PolicyCreate, PolicyRule, RuleType } from '../schemas/policies.js'
 import type { RedactedLog } from './support/redacted-log.js'
 
 /**
@@ -67,9 +67,22 @@ export interface PoolResult {
   observed: [RuleType, RuleMethod, number][]
 }
 
+/**
+ * Rules to check as a create checks them, their patterns compiled: those whose patterns cost
+ * too much to compile on the event loop (evaluation-cost.ts, COMPILE_BUDGET_MS).
+ */
+export interface CheckTask {
+  workspace: string
+  rules: PolicyRule[]
+  definition: string | null
+  /** Where the rules' pointers start (`''`, `/draft`). */
+  base: string
+}
+
 /** Messages from the main thread to a worker. */
 export type ToWorker =
   | { kind: 'task'; id: number; task: PoolTask }
+  | { kind: 'check'; id: number; task: CheckTask }
   | { kind: 'judged'; id: number; answers: JudgeReply[] }
 
 /** The judge's answer to one call of a task, or why there is none. */
@@ -83,15 +96,21 @@ export interface JudgeReply {
 export type FromWorker =
   | { kind: 'ready' }
   | { kind: 'done'; id: number; result: PoolResult }
+  | { kind: 'checked'; id: number; errors: FieldError[] }
   | { kind: 'failed'; id: number; message: string }
   /** Every judge call of a task's evaluation, asked together: the task then waits, off the worker's thread. */
   | { kind: 'judge'; id: number; calls: { call: number; question: JudgeQuestion }[] }
 
-/** One evaluation handed to the pool, from the queue to its answer. */
+/** What a job asks of a worker: an evaluation, or a check of rules. */
+type Work = { kind: 'task'; task: PoolTask } | { kind: 'check'; task: CheckTask }
+
+/** One evaluation or check handed to the pool, from the queue to its answer. */
 interface Job {
   id: number
-  task: PoolTask
-  resolve: (result: PoolResult) => void
+  work: Work
+  /** The workspace it is for, whose turn it waits for. */
+  workspace: string
+  resolve: (value: never) => void
   reject: (error: unknown) => void
   /** The judge calls' abort signal, made when the first call is asked for. */
   signal: () => AbortSignal
@@ -178,16 +197,31 @@ export class EvaluationPool {
    * it longer than `timeoutMs` is replaced and it rejects with 503 `unavailable`.
    */
   run(task: PoolTask, signal: () => AbortSignal, observe?: RuleObserver): Promise<PoolResult> {
+    return this.submit<PoolResult>({ kind: 'task', task }, signal, (result) => {
+      if (observe) for (const [type, method, seconds] of result.observed) observe(type, method, seconds)
+    })
+  }
+
+  /**
+   * Checks rules as a create does, their patterns compiled in a worker, in the workspace's turn:
+   * the problems found, pointers under `task.base`. Fails as `run` does.
+   */
+  check(task: CheckTask): Promise<FieldError[]> {
+    return this.submit<FieldError[]>({ kind: 'check', task }, () => new AbortController().signal)
+  }
+
+  private submit<T>(work: Work, signal: () => AbortSignal, seen?: (value: T) => void): Promise<T> {
     if (this.closed) return Promise.reject(unavailable('Warden is stopping'))
-    return new Promise<PoolResult>((resolve, reject) => {
+    return new Promise<T>((resolve, reject) => {
       let made: AbortSignal | null = null
       const job: Job = {
         id: this.next++,
-        task,
-        resolve: (result) => {
-          if (observe) for (const [type, method, seconds] of result.observed) observe(type, method, seconds)
-          resolve(result)
-        },
+        work,
+        workspace: work.task.workspace,
+        resolve: ((value: T) => {
+          seen?.(value)
+          resolve(value)
+        }) as (value: never) => void,
         reject,
         signal: () => {
           made ??= signal()
@@ -202,7 +236,7 @@ export class EvaluationPool {
         replies: [],
         outstanding: 0,
       }
-      this.queue.push(task.workspace, job)
+      this.queue.push(job.workspace, job)
       this.start()
       this.dispatch()
     })
@@ -240,7 +274,11 @@ export class EvaluationPool {
       job.spent = 0
       job.slot = slot
       this.begin(slot, job)
-      slot.worker.postMessage({ kind: 'task', id: job.id, task: job.task } satisfies ToWorker)
+      slot.worker.postMessage(
+        (job.work.kind === 'task'
+          ? { kind: 'task', id: job.id, task: job.work.task }
+          : { kind: 'check', id: job.id, task: job.work.task }) satisfies ToWorker,
+      )
     }
   }
 
@@ -248,7 +286,7 @@ export class EvaluationPool {
   private begin(slot: Slot, job: Job): void {
     job.state = 'running'
     slot.running = job
-    const workspace = job.task.workspace
+    const workspace = job.workspace
     this.running.set(workspace, (this.running.get(workspace) ?? 0) + 1)
     job.since = performance.now()
     const left = Math.max(0, this.options.timeoutMs - job.spent)
@@ -269,7 +307,7 @@ export class EvaluationPool {
     job.timer = null
     job.spent += performance.now() - job.since
     if (slot.running === job) slot.running = null
-    const workspace = job.task.workspace
+    const workspace = job.workspace
     const running = (this.running.get(workspace) ?? 1) - 1
     if (running === 0) this.running.delete(workspace)
     else this.running.set(workspace, running)
@@ -298,7 +336,11 @@ export class EvaluationPool {
     switch (message.kind) {
       case 'done':
         this.end(slot, job)
-        job.resolve(message.result)
+        job.resolve(message.result as never)
+        break
+      case 'checked':
+        this.end(slot, job)
+        job.resolve(message.errors as never)
         break
       case 'failed':
         this.end(slot, job)
@@ -328,7 +370,7 @@ export class EvaluationPool {
     let reply: JudgeReply
     try {
       if (judge === null) throw new JudgeError('no judge configured')
-      const answer = await judge.score(question, { workspace: job.task.workspace, signal: job.signal() })
+      const answer = await judge.score(question, { workspace: job.workspace, signal: job.signal() })
       reply = { call, answer, failure: null }
     } catch (error) {
       const failure =
@@ -374,7 +416,7 @@ export class EvaluationPool {
       job.slot = null
       job.replies = []
       if (this.closed) job.reject(reason)
-      else this.queue.unshift(job.task.workspace, job)
+      else this.queue.unshift(job.workspace, job)
     }
     slot.held.clear()
     if (this.closed) return

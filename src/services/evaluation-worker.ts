@@ -4,6 +4,7 @@ import type { FieldError } from '../errors.js'
 import { type Judge, JudgeError, type JudgeQuestion, type JudgeScore } from '../judge/judge.js'
 import { shippedClassifiers } from '../models/shipped.js'
 import { type CompiledPolicy, compilePolicy, evaluate, redactConversation } from '../rules/evaluate.js'
+import { checkRules } from '../rules/validation.js'
 import type { FromWorker, PoolResult, PoolTask, ToWorker } from './evaluation-pool.js'
 import { draftPolicy } from './support/policy-for-evaluation.js'
 import { redactedLog } from './support/redacted-log.js'
@@ -63,7 +64,7 @@ async function run(id: number, task: PoolTask): Promise<PoolResult> {
   const invalid: FieldError[] = []
   const policies = task.policies.map((sent) => {
     if ('unchecked' in sent) {
-      const { policy, errors } = draftPolicy(sent.unchecked, sent.at)
+      const { policy, errors } = draftPolicy(sent.unchecked, sent.at, { workspace: task.workspace })
       invalid.push(...errors)
       return policy
     }
@@ -107,6 +108,21 @@ async function run(id: number, task: PoolTask): Promise<PoolResult> {
 }
 
 port.on('message', (message: ToWorker) => {
+  if (message.kind === 'check') {
+    const { rules, definition, base, workspace } = message.task
+    let reply: FromWorker
+    try {
+      reply = { kind: 'checked', id: message.id, errors: checkRules(rules, definition, base, { workspace }) }
+    } catch (error) {
+      reply = {
+        kind: 'failed',
+        id: message.id,
+        message: error instanceof Error ? error.message : String(error),
+      }
+    }
+    send(reply)
+    return
+  }
   if (message.kind === 'judged') {
     for (const reply of message.answers) {
       const key = `${message.id}:${reply.call}`

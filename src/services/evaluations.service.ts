@@ -14,6 +14,7 @@ import {
   evaluate,
   redactConversation,
 } from '../rules/evaluate.js'
+import { guardsReply } from '../rules/stream.js'
 import { normalizeRule } from '../rules/validation.js'
 import type { Evaluation, EvaluationRequest, EvaluationSource } from '../schemas/evaluations.js'
 import type { Store } from '../store/database.js'
@@ -22,16 +23,48 @@ import { findPolicy, findPolicyBySeq, findPolicyRevision } from '../store/polici
 import type { PolicyRow } from '../store/tables.js'
 import type { Clock } from './clock.js'
 import { policyFromColumns } from './documents.js'
-import { DEFAULT_POOL_MIN_MS, estimatedMs, textSize } from './evaluation-cost.js'
+import {
+  COMPILE_BUDGET_MS,
+  checkMs,
+  compileMs,
+  DEFAULT_POOL_MIN_MS,
+  estimatedMs,
+  textSize,
+} from './evaluation-cost.js'
 import type { EvaluationCaller, EvaluationLogService, EvaluationRecord } from './evaluation-log.service.js'
 import type { EvaluationPool, PoolPolicy, PoolResult } from './evaluation-pool.js'
 import { draftPolicy, evaluablePolicy } from './support/policy-for-evaluation.js'
 import { applicationNotFound } from './support/records.js'
 
+/**
+ * A stored revision as an evaluation uses it: by its cache key (row sequence and revision, what
+ * the pool's workers keep it by too), compiled on the main thread, or not (`compiled` null) when
+ * compiling it there would cost COMPILE_BUDGET_MS or more (evaluation-cost.ts): then only a
+ * worker of the evaluation pool compiles it, and evaluations of it run there.
+ */
+export interface StoredPolicy {
+  key: string
+  policy: EvaluablePolicy
+  compiled: CompiledPolicy | null
+}
+
 /** The stored policies an evaluation evaluates, and the application's row they belong to. */
 export interface StoredPolicies {
   appSeq: number
-  policies: CompiledPolicy[]
+  policies: StoredPolicy[]
+}
+
+/**
+ * Whether an enforced policy reading the reply is compiled only in the evaluation pool: nothing
+ * on the event loop can hold back a stream's text for it, so a stream under it is buffered.
+ */
+export function guardedInPool(stored: StoredPolicies): boolean {
+  return stored.policies.some((p) => p.compiled === null && guardsReply([p.policy]))
+}
+
+/** What may still be compiled on the event loop for one request, in estimated milliseconds. */
+interface CompileBudget {
+  left: number
 }
 
 /** Compiled policy revisions kept in memory, at most. */
@@ -65,8 +98,11 @@ export class EvaluationsService {
    * every instance; only the compiled form is cached, never the choice of revision.
    */
   private readonly compiled = new LRUCache<string, CompiledPolicy>({ max: COMPILED_CACHE_SIZE })
-  /** Each compiled revision's key in `compiled`: what the evaluation pool's workers cache it by. */
-  private readonly keys = new WeakMap<CompiledPolicy, string>()
+  /**
+   * Revisions not compiled on the main thread (`StoredPolicy.compiled` null), by the same key:
+   * too costly to compile on the event loop, or more than one request's budget left for them.
+   */
+  private readonly deferred = new LRUCache<string, EvaluablePolicy>({ max: COMPILED_CACHE_SIZE })
 
   /** Aborted when the process stops: judge calls still in flight end at once, as rule errors. */
   private readonly stopping = new AbortController()
@@ -126,14 +162,17 @@ export class EvaluationsService {
     const draftRules = bodies.flatMap((draft) => draft.rules.map(normalizeRule))
     const minMs = this.deps.poolMinMs ?? DEFAULT_POOL_MIN_MS
     const drafts =
-      pool && estimatedMs(size, draftRules, draftRules, judge !== null) >= minMs
+      pool &&
+      (estimatedMs(size, draftRules, draftRules, judge !== null) >= minMs ||
+        checkMs(draftRules) + compileMs(draftRules) >= COMPILE_BUDGET_MS)
         ? null
-        : this.checkDrafts(bodies)
+        : this.checkDrafts(workspaceId, bodies)
+    const budget: CompileBudget = { left: COMPILE_BUDGET_MS }
     const used =
       options.policies ??
       (request.policies === null || request.policies === undefined
-        ? await this.currentPolicies(workspaceId, applicationId)
-        : await this.pinnedPolicies(workspaceId, applicationId, request.policies))
+        ? await this.currentPolicies(workspaceId, applicationId, budget)
+        : await this.pinnedPolicies(workspaceId, applicationId, request.policies, budget))
     const { appSeq, policies: stored } = used
     this.checkWork(characters, stored, draftRules.length, bodies.length > 0)
     const storedRules = stored.flatMap((p) => p.policy.rules)
@@ -142,10 +181,11 @@ export class EvaluationsService {
     if (
       pool &&
       (drafts === null ||
+        stored.some((p) => p.compiled === null) ||
         estimatedMs(size, [...storedRules, ...draftRules], draftRules, judge !== null) >= minMs)
     ) {
       const sent: PoolPolicy[] = [
-        ...stored.map((p) => ({ key: this.keys.get(p) ?? null, policy: p.policy })),
+        ...stored.map((p) => ({ key: p.key, policy: p.policy })),
         ...(drafts === null
           ? bodies.map((body, i) => ({ unchecked: body, at: `/draft_policies/${i}` }))
           : drafts.map((policy) => ({ key: null, policy }))),
@@ -163,7 +203,11 @@ export class EvaluationsService {
     } else {
       const classifiers = this.deps.classifiers
       outcome = await evaluate(
-        [...stored, ...(drafts ?? []).map((draft) => compilePolicy(draft, classifiers))],
+        [
+          // Without a pool every revision is compiled; with one, a revision that is not took it.
+          ...stored.map((p) => p.compiled as CompiledPolicy),
+          ...(drafts ?? []).map((draft) => compilePolicy(draft, classifiers)),
+        ],
         conversation,
         { judge, workspace: workspaceId, signal, ...(metrics ? { observeRule: metrics.rule } : {}) },
       )
@@ -319,23 +363,26 @@ export class EvaluationsService {
    * application's row (what the log files the entry under): one read of the store when every
    * revision is compiled already.
    */
-  private async currentPolicies(workspaceId: string, applicationId: string): Promise<StoredPolicies> {
+  private async currentPolicies(
+    workspaceId: string,
+    applicationId: string,
+    budget: CompileBudget,
+  ): Promise<StoredPolicies> {
     const { db } = this.deps.store
     const application = await findEvaluatedApplication(db, workspaceId, applicationId)
     if (!application) throw applicationNotFound(applicationId)
-    const compiled: CompiledPolicy[] = []
+    const policies: StoredPolicy[] = []
     for (const version of application.versions) {
-      const key = `${version.seq}:${version.revision}`
-      let policy = this.compiled.get(key)
+      let policy = this.cached(`${version.seq}:${version.revision}`, budget)
       if (!policy) {
         const row = await findPolicyBySeq(db, version.seq)
         // Changed or deleted since the list was read: evaluate what the row holds now.
         if (!row) continue
-        policy = this.compileRow(row)
+        policy = this.storedRow(row, budget)
       }
-      compiled.push(policy)
+      policies.push(policy)
     }
-    return { appSeq: application.appSeq, policies: compiled }
+    return { appSeq: application.appSeq, policies }
   }
 
   /** The policies the request names, each at its current or pinned revision; 422 for any missing. */
@@ -343,12 +390,13 @@ export class EvaluationsService {
     workspaceId: string,
     applicationId: string,
     selectors: NonNullable<EvaluationRequest['policies']>,
+    budget: CompileBudget,
   ): Promise<StoredPolicies> {
     const { db } = this.deps.store
     const appSeq = await findApplicationSeq(db, workspaceId, applicationId)
     if (appSeq === undefined) throw applicationNotFound(applicationId)
     const errors: FieldError[] = []
-    const compiled: CompiledPolicy[] = []
+    const compiled: StoredPolicy[] = []
     for (const [i, selector] of selectors.entries()) {
       const id = typeof selector === 'string' ? selector : selector.id
       const revision = typeof selector === 'string' ? null : (selector.revision ?? null)
@@ -361,11 +409,11 @@ export class EvaluationsService {
         continue
       }
       if (revision === null || revision === row.revision) {
-        compiled.push(this.compiled.get(`${row.seq}:${row.revision}`) ?? this.compileRow(row))
+        compiled.push(this.cached(`${row.seq}:${row.revision}`, budget) ?? this.storedRow(row, budget))
         continue
       }
       const key = `${row.seq}:${revision}`
-      const cached = this.compiled.get(key)
+      const cached = this.cached(key, budget)
       if (cached) {
         compiled.push(cached)
         continue
@@ -378,29 +426,46 @@ export class EvaluationsService {
         })
         continue
       }
-      const policy = compilePolicy(
-        evaluablePolicy(
-          policyFromColumns({ ...past, id, created: row.created, updated: past.created }),
-          false,
-        ),
-        this.deps.classifiers,
+      const policy = evaluablePolicy(
+        policyFromColumns({ ...past, id, created: row.created, updated: past.created }),
+        false,
       )
-      this.remember(key, policy)
-      compiled.push(policy)
+      compiled.push(this.stored(key, policy, budget))
     }
     if (errors.length > 0) throw invalid(errors)
     return { appSeq, policies: compiled }
   }
 
-  private compileRow(row: PolicyRow): CompiledPolicy {
-    const policy = compilePolicy(evaluablePolicy(policyFromColumns(row), false), this.deps.classifiers)
-    this.remember(`${row.seq}:${row.revision}`, policy)
-    return policy
+  private storedRow(row: PolicyRow, budget: CompileBudget): StoredPolicy {
+    return this.stored(`${row.seq}:${row.revision}`, evaluablePolicy(policyFromColumns(row), false), budget)
   }
 
-  private remember(key: string, policy: CompiledPolicy): void {
-    this.compiled.set(key, policy)
-    this.keys.set(policy, key)
+  /** A revision already seen: compiled, or deferred (compiled now if the request's budget allows). */
+  private cached(key: string, budget: CompileBudget): StoredPolicy | undefined {
+    const compiled = this.compiled.get(key)
+    if (compiled) return { key, policy: compiled.policy, compiled }
+    const deferred = this.deferred.get(key)
+    return deferred ? this.stored(key, deferred, budget) : undefined
+  }
+
+  /**
+   * A revision as this request uses it: compiled on the event loop, and kept, when that is
+   * estimated to cost less than what the request has left of COMPILE_BUDGET_MS; otherwise, when
+   * there is an evaluation pool, kept uncompiled for the pool's workers to compile (a later
+   * request compiles it here if its budget allows and its cost is under COMPILE_BUDGET_MS). No
+   * request compiles more than its budget on the event loop, however many revisions changed.
+   */
+  private stored(key: string, policy: EvaluablePolicy, budget: CompileBudget): StoredPolicy {
+    const cost = compileMs(policy.rules)
+    if (this.deps.pool && cost > budget.left) {
+      this.deferred.set(key, policy)
+      return { key, policy, compiled: null }
+    }
+    budget.left -= cost
+    const compiled = compilePolicy(policy, this.deps.classifiers)
+    this.compiled.set(key, compiled)
+    this.deferred.delete(key)
+    return { key, policy, compiled }
   }
 
   /**
@@ -410,23 +475,29 @@ export class EvaluationsService {
    */
   private checkWork(
     characters: number,
-    stored: readonly CompiledPolicy[],
+    stored: readonly StoredPolicy[],
     draftRules: number,
     drafted: boolean,
   ): void {
     const limit = this.deps.maxWork ?? DEFAULT_MAX_WORK
     let rules = draftRules
-    for (const p of stored) rules += p.rules.length
+    for (const p of stored) rules += p.policy.rules.length
     if (characters * rules <= limit) return
     const detail = `This evaluation would cost ${characters} characters × ${rules} rules = ${characters * rules}, over the limit of ${limit} (EVALUATION_MAX_WORK): evaluate fewer or shorter texts, or fewer policies at once`
     throw invalid([{ pointer: drafted ? '/draft_policies' : '/messages', detail }], detail)
   }
 
-  /** Draft bodies, validated exactly like a create (pointers under /draft_policies/i); compiled where they are evaluated. */
-  private checkDrafts(drafts: NonNullable<EvaluationRequest['draft_policies']>): EvaluablePolicy[] {
+  /**
+   * Draft bodies, validated exactly like a create (pointers under /draft_policies/i); compiled
+   * where they are evaluated. Here only when cheap (the caller's estimate): else in the pool.
+   */
+  private checkDrafts(
+    workspace: string,
+    drafts: NonNullable<EvaluationRequest['draft_policies']>,
+  ): EvaluablePolicy[] {
     const errors: FieldError[] = []
     const checked = drafts.map((draft, i) => {
-      const { policy, errors: found } = draftPolicy(draft, `/draft_policies/${i}`)
+      const { policy, errors: found } = draftPolicy(draft, `/draft_policies/${i}`, { workspace })
       errors.push(...found)
       return policy
     })

@@ -17,6 +17,7 @@ import { IdempotencyService } from './idempotency.service.js'
 import { OperatorService } from './operator.service.js'
 import { PoliciesService } from './policies.service.js'
 import { PolicyTestsService } from './policy-tests.service.js'
+import { RuleChecks } from './rule-checks.js'
 import { TransferService } from './transfer.service.js'
 import { WorkspaceGrants } from './workspace-grants.js'
 
@@ -106,6 +107,7 @@ export function createServices({
           judge,
         })
       : null
+  const checks = new RuleChecks({ pool })
   const policyTests = new PolicyTestsService({
     store,
     clock,
@@ -113,6 +115,7 @@ export function createServices({
     classifiers,
     pool,
     poolMinMs: config.evaluationPoolMinMs,
+    checks,
   })
   const evaluations = new EvaluationsService({
     store,
@@ -127,7 +130,7 @@ export function createServices({
   })
   return {
     applications,
-    policies: new PoliciesService({ store, clock, tests: policyTests }),
+    policies: new PoliciesService({ store, clock, checks, tests: policyTests }),
     policyTests,
     authentication,
     apiKeys: new ApiKeysService({ store, clock, authentication }),

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import { conflict, invalid, notFound } from '../errors.js'
-import { checkRules, normalizeRule } from '../rules/validation.js'
+import { normalizeRule } from '../rules/validation.js'
 import type {
   OnError,
   Policy,
@@ -30,6 +30,7 @@ import type { Database, PolicyRevisionRow } from '../store/tables.js'
 import type { Clock } from './clock.js'
 import { policyDocument, policyFromColumns, type Stored } from './documents.js'
 import { type PolicyTestsService, testsFailed } from './policy-tests.service.js'
+import type { RuleChecks } from './rule-checks.js'
 import { decodeCursor, documentPage, type Page, toPage } from './support/pagination.js'
 import { evaluablePolicy } from './support/policy-for-evaluation.js'
 import { assertIfMatch, preconditionFailed } from './support/preconditions.js'
@@ -49,12 +50,6 @@ interface PolicyContent {
   on_error: OnError
 }
 
-/** Validation beyond the schema, the same for a create and for the result of a patch. */
-function checkContent(content: PolicyContent): void {
-  const errors = checkRules(content.rules, content.definition)
-  if (errors.length > 0) throw invalid(errors)
-}
-
 /** The content a merge patch gives `current`. */
 function patched(current: Policy, patch: PolicyPatch): PolicyContent {
   return {
@@ -67,6 +62,10 @@ function patched(current: Policy, patch: PolicyPatch): PolicyContent {
     on_error: patch.on_error === undefined ? current.on_error : (patch.on_error ?? 'fail_closed'),
   }
 }
+
+/** What checking a policy's content reads: its rules and definition, as text to compare. */
+const checkedPart = (content: PolicyContent) =>
+  JSON.stringify({ rules: content.rules, definition: content.definition })
 
 function sameContent(next: PolicyContent, current: Policy): boolean {
   const { rules, target, definition, override_response, mode, on_error } = current
@@ -105,7 +104,15 @@ const storedContent = (content: PolicyContent) => ({
 })
 
 export class PoliciesService {
-  constructor(private readonly deps: { store: Store; clock: Clock; tests?: PolicyTestsService }) {}
+  constructor(
+    private readonly deps: { store: Store; clock: Clock; checks: RuleChecks; tests?: PolicyTestsService },
+  ) {}
+
+  /** Validation beyond the schema, the same for a create and for the result of a patch. */
+  private async checkContent(workspaceId: string, content: PolicyContent): Promise<void> {
+    const errors = await this.deps.checks.check(workspaceId, content.rules, content.definition, '')
+    if (errors.length > 0) throw invalid(errors)
+  }
 
   /** Creates a policy and its first revision in one transaction. */
   async create(workspaceId: string, applicationId: string, input: PolicyCreate): Promise<Stored> {
@@ -117,7 +124,7 @@ export class PoliciesService {
       mode: input.mode ?? 'enforce',
       on_error: input.on_error ?? 'fail_closed',
     }
-    checkContent(content)
+    await this.checkContent(workspaceId, content)
     const now = this.deps.clock.nowSeconds()
     const policy: Policy = {
       id: input.id,
@@ -168,7 +175,8 @@ export class PoliciesService {
    * may take seconds); the transaction then checks that the cases did not change meanwhile and
    * that the patch, applied to the policy as it now is, gives the content they ran against. When
    * either moved, the whole check runs again on what is current; an If-Match that no longer
-   * holds is a 412 as always.
+   * holds is a 412 as always. The rules are checked before the transaction too (their patterns
+   * may be compiled in the evaluation pool), and the transaction that they are still those.
    */
   async patch(
     workspaceId: string,
@@ -180,7 +188,6 @@ export class PoliciesService {
   ): Promise<Stored> {
     assertSameId(patch.id, id)
     const tests = options.skipTests ? undefined : this.deps.tests
-    if (!tests) return this.write(workspaceId, applicationId, id, patch, ifMatch, null)
     const key = { workspaceId, applicationId, policyId: id }
     const { db } = this.deps.store
     for (let attempt = 1; ; attempt++) {
@@ -189,18 +196,19 @@ export class PoliciesService {
       assertIfMatch(ifMatch, row.etag)
       const current = policyFromColumns(row)
       const next = patched(current, patch)
-      checkContent(next)
-      const cases = await tests.listCases(key)
-      if (cases.length > 0 && !sameContent(next, current)) {
+      await this.checkContent(workspaceId, next)
+      const cases = tests ? await tests.listCases(key) : []
+      if (tests && cases.length > 0 && !sameContent(next, current)) {
         const policy = evaluablePolicy({ ...current, ...next }, true)
-        const results = await tests.runCases({ workspaceId, applicationId }, tests.compile(policy), cases)
+        const results = await tests.runCases({ workspaceId, applicationId }, policy, cases)
         const failures = results.filter((result) => result.outcome === 'failed')
         if (failures.length > 0) throw testsFailed(failures, results.length)
       }
       try {
         return await this.write(workspaceId, applicationId, id, patch, ifMatch, {
+          checked: checkedPart(next),
           content: cases.length > 0 ? JSON.stringify(next) : null,
-          cases: testVersions(cases),
+          cases: tests ? testVersions(cases) : null,
         })
       } catch (error) {
         if (!(error instanceof ChangedMeanwhile)) throw error
@@ -212,8 +220,9 @@ export class PoliciesService {
   /**
    * Read, check, write and the new revision in one transaction with the row locked where the
    * store needs it, so revisions are numbered without gaps or duplicates however many writers
-   * race. With `tested`, the cases must still be the versions that ran, and (when there are
-   * any) the content about to be written the one they ran against.
+   * race. The rules and definition must still be the ones `checked` before it opened; the
+   * cases (`cases`, when tests run) still the versions that ran, and (when there are any) the
+   * content about to be written the one they ran against.
    */
   private write(
     workspaceId: string,
@@ -221,7 +230,7 @@ export class PoliciesService {
     id: string,
     patch: PolicyPatch,
     ifMatch: string | undefined,
-    tested: { content: string | null; cases: string } | null,
+    tested: { checked: string; content: string | null; cases: string | null },
   ): Promise<Stored> {
     return this.deps.store.write(async (trx) => {
       const row = await findPolicyForUpdate(trx, workspaceId, applicationId, id)
@@ -229,8 +238,8 @@ export class PoliciesService {
       assertIfMatch(ifMatch, row.etag)
       const current = policyFromColumns(row)
       const next = patched(current, patch)
-      checkContent(next)
-      if (tested) {
+      if (checkedPart(next) !== tested.checked) throw new ChangedMeanwhile()
+      if (tested.cases !== null) {
         const key = { workspaceId, applicationId, policyId: id }
         if ((await policyTestVersions(trx, key)) !== tested.cases) throw new ChangedMeanwhile()
         if (tested.content !== null && JSON.stringify(next) !== tested.content) throw new ChangedMeanwhile()

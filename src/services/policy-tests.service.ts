@@ -45,10 +45,17 @@ import {
 import type { Database, PolicyTestRow } from '../store/tables.js'
 import type { Clock } from './clock.js'
 import { pageJson, policyFromColumns, type Stored } from './documents.js'
-import { DEFAULT_POOL_MIN_MS, estimatedMs, textSize } from './evaluation-cost.js'
+import {
+  COMPILE_BUDGET_MS,
+  compileMs,
+  DEFAULT_POOL_MIN_MS,
+  estimatedMs,
+  textSize,
+} from './evaluation-cost.js'
 import type { EvaluationPool } from './evaluation-pool.js'
+import type { RuleChecks } from './rule-checks.js'
 import { decodeCursor, encodeCursor } from './support/pagination.js'
-import { draftPolicy, evaluablePolicy } from './support/policy-for-evaluation.js'
+import { evaluablePolicy, uncheckedDraft } from './support/policy-for-evaluation.js'
 import { assertIfMatch, preconditionFailed } from './support/preconditions.js'
 import { applicationNotFound, assertSameId, newEtag, policyNotFound } from './support/records.js'
 
@@ -119,18 +126,6 @@ export function judgeOutcome(expected: Expected, result: PolicyResult): Outcome 
   return undecided ? 'skipped' : 'passed'
 }
 
-/** A draft body, validated exactly like a create (pointers under /draft); its id must be the policy's. */
-function checkedDraft(policyId: string, draft: PolicyCreate): EvaluablePolicy {
-  const { policy, errors } = draftPolicy(draft, '/draft')
-  if (draft.id !== policyId)
-    errors.unshift({
-      pointer: '/draft/id',
-      detail: `must be the id of the policy in the path ("${policyId}")`,
-    })
-  if (errors.length > 0) throw invalid(errors)
-  return policy
-}
-
 /** The 409 a policy change gets when it breaks stored cases. */
 export function testsFailed(failures: PolicyTestResult[], total: number): AppError {
   const n = failures.length
@@ -157,12 +152,28 @@ export class PolicyTestsService {
       pool?: EvaluationPool | null
       /** EVALUATION_POOL_MIN_MS. */
       poolMinMs?: number
+      checks: RuleChecks
     },
   ) {}
 
-  /** Compiles a policy as its test runs evaluate it. */
-  compile(policy: EvaluablePolicy): CompiledPolicy {
-    return compilePolicy(policy, this.deps.classifiers)
+  /**
+   * A draft body, validated exactly like a create (pointers under /draft), its patterns checked
+   * where that is cheap (RuleChecks); its id must be the policy's.
+   */
+  private async checkedDraft(
+    workspaceId: string,
+    policyId: string,
+    draft: PolicyCreate,
+  ): Promise<EvaluablePolicy> {
+    const policy = uncheckedDraft(draft)
+    const errors = await this.deps.checks.check(workspaceId, policy.rules, policy.definition, '/draft')
+    if (draft.id !== policyId)
+      errors.unshift({
+        pointer: '/draft/id',
+        detail: `must be the id of the policy in the path ("${policyId}")`,
+      })
+    if (errors.length > 0) throw invalid(errors)
+    return policy
   }
 
   async create(
@@ -323,12 +334,12 @@ export class PolicyTestsService {
   ): Promise<PolicyTestRun> {
     const key = { workspaceId, applicationId, policyId }
     const { db } = this.deps.store
-    const draft = request.draft ? checkedDraft(policyId, request.draft) : null
+    const draft = request.draft ? await this.checkedDraft(workspaceId, policyId, request.draft) : null
     const row = await findPolicy(db, workspaceId, applicationId, policyId)
     if (!row) throw await this.missing(db, key)
     const policy = draft ?? evaluablePolicy(policyFromColumns(row))
     const cases = await listAllPolicyTests(db, key)
-    const results = await this.runCases(key, this.compile(policy), cases, signal)
+    const results = await this.runCases(key, policy, cases, signal)
     const summary = { total: results.length, passed: 0, failed: 0, skipped: 0 }
     for (const result of results) summary[result.outcome]++
     return { policy_id: policyId, revision: policy.revision, summary, results }
@@ -340,20 +351,26 @@ export class PolicyTestsService {
   }
 
   /**
-   * Evaluates each case against `compiled` with the services' judge, through the pure evaluator:
+   * Evaluates each case against `policy` with the services' judge, through the pure evaluator:
    * a test run is not a production evaluation, and is not logged. Cases run concurrently; the
    * judge bounds its own calls in flight. A case as costly as an evaluation the pool would take
    * goes to the pool, and the others give the event loop a turn every few milliseconds: up to
    * 1,000 cases would otherwise hold it for their sum (docs/evaluation.md, "Large evaluations").
+   * A policy that costs COMPILE_BUDGET_MS or more to compile is compiled only in the pool, and
+   * every case goes there.
    */
   async runCases(
     { workspaceId, applicationId }: Pick<PolicyKey, 'workspaceId' | 'applicationId'>,
-    compiled: CompiledPolicy,
+    policy: EvaluablePolicy,
     cases: readonly PolicyTestRow[],
     signal?: AbortSignal,
   ): Promise<PolicyTestResult[]> {
     const { judge, pool } = this.deps
     const minMs = this.deps.poolMinMs ?? DEFAULT_POOL_MIN_MS
+    const compiled =
+      cases.length === 0 || (pool && compileMs(policy.rules) >= COMPILE_BUDGET_MS)
+        ? null
+        : compilePolicy(policy, this.deps.classifiers)
     // One key a run: a worker compiles the policy under test once for all of its cases.
     const key = `test-run:${uuidv7()}`
     const running: Promise<PolicyTestResult>[] = []
@@ -366,14 +383,15 @@ export class PolicyTestsService {
       const test = testFromRow(row)
       const conversation = { messages: test.messages, context: test.context }
       const pooled =
-        pool && estimatedMs(textSize(conversation), compiled.policy.rules, [], judge !== null) >= minMs
+        pool &&
+        (compiled === null || estimatedMs(textSize(conversation), policy.rules, [], judge !== null) >= minMs)
       const started = performance.now()
       const outcome = pooled
         ? pool
             .run(
               {
                 workspace: workspaceId,
-                policies: [{ key, policy: compiled.policy }],
+                policies: [{ key, policy }],
                 conversation,
                 judge: judge !== null,
                 timed: false,
@@ -383,7 +401,11 @@ export class PolicyTestsService {
               () => signal ?? new AbortController().signal,
             )
             .then((result) => result.outcome)
-        : evaluate([compiled], conversation, { judge, workspace: workspaceId, ...(signal ? { signal } : {}) })
+        : evaluate([compiled as CompiledPolicy], conversation, {
+            judge,
+            workspace: workspaceId,
+            ...(signal ? { signal } : {}),
+          })
       running.push(outcome.then((decided) => this.result(applicationId, test, decided, started)))
     }
     return Promise.all(running)

@@ -6,6 +6,7 @@ import { EvaluationPool, type PoolTask } from '../../src/services/evaluation-poo
 import { createTestApp, problem, type TestApp } from '../helpers/app.js'
 import { brokenWorker, evaluationWorker } from '../helpers/evaluation-worker.js'
 import { STORE_KINDS } from '../helpers/stores.js'
+import { chunksOf, startUpstreamDouble, type UpstreamDouble } from '../helpers/upstream-double.js'
 
 /** Answers every question but custom ones, which it refuses, so both paths of a judged rule show. */
 const judge: Judge = {
@@ -349,5 +350,87 @@ describe('the evaluation pool shares its workers fairly between workspaces', () 
     expect(finished).toEqual([])
     await pool.close()
     for (const error of await Promise.all(attacker)) expect(error).toMatchObject({ status: 503 })
+  })
+})
+
+describe.each(STORE_KINDS)('patterns too costly to compile on the event loop (%s)', (kind) => {
+  let t: TestApp
+  let double: UpstreamDouble
+  beforeAll(async () => {
+    double = await startUpstreamDouble()
+    t = await createTestApp(
+      kind,
+      { PROVIDER_DOUBLE_BASE_URL: double.baseUrl },
+      { evaluationWorker: await evaluationWorker() },
+    )
+    await t.request({
+      method: 'POST',
+      url: '/v1/applications',
+      payload: { id: 'bot', name: 'bot', description: '', provider: 'double', model: 'm' },
+    })
+  })
+  afterAll(async () => {
+    await t.close()
+    await double.close()
+  })
+
+  // Each estimated at 32 ms of RE2's compiling (a Unicode property class repeated 40 times).
+  const costly = [0, 1, 2, 3].map((i) => ({ type: 'regex', value: `\\p{Lu}{40}ZZ${i}` }))
+
+  it('are checked, compiled and evaluated in a worker, with the answers the event loop would give', async () => {
+    const created = await t.request({
+      method: 'POST',
+      url: '/v1/applications/bot/policies',
+      payload: { id: 'costly', rules: costly, target: ['input'] },
+    })
+    expect(created.statusCode, created.body).toBe(201)
+    const refused = await t.request({
+      method: 'POST',
+      url: '/v1/applications/bot/policies',
+      payload: {
+        id: 'broken',
+        rules: [...costly, { type: 'regex', value: '\\p{Lu}{40}(' }],
+        target: ['input'],
+      },
+    })
+    expect(problem(refused, 422, 'validation_error').errors).toEqual([
+      { pointer: '/rules/4/value', detail: expect.stringContaining('not a valid RE2 pattern') },
+    ])
+    const word = 'ABCDEFGHIJKLMNOPQRSTUVWXYZABCDEFGHIJKLMN'
+    const res = await t.request({
+      method: 'POST',
+      url: '/v1/applications/bot/evaluations',
+      payload: { messages: [{ role: 'user', content: `code ${word}ZZ2 please` }] },
+    })
+    expect(res.statusCode, res.body).toBe(200)
+    const rules = res.json().policies[0].rules
+    expect(rules.map((r: { status: string }) => r.status)).toEqual(['pass', 'pass', 'fail', 'pass'])
+    expect(rules[2].findings[0]).toMatchObject({ start: 5, end: 48, text: `${word}ZZ2` })
+    const run = await t.request({
+      method: 'POST',
+      url: '/v1/applications/bot/policies/costly/test-runs',
+      payload: { draft: { id: 'costly', rules: costly.slice(0, 2), target: ['input'] } },
+    })
+    expect(run.statusCode, run.body).toBe(200)
+  })
+
+  it('guard a stream from the pool: it is buffered, not released as it grows', async () => {
+    const created = await t.request({
+      method: 'POST',
+      url: '/v1/applications/bot/policies',
+      payload: { id: 'costly-output', rules: costly, target: ['output'] },
+    })
+    expect(created.statusCode, created.body).toBe(201)
+    double.script({ chunks: chunksOf('All fine here.') })
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/applications/bot/chat/completions',
+      headers: { authorization: `Bearer ${t.adminKey}` },
+      payload: { stream: true, messages: [{ role: 'user', content: 'hi' }] },
+    })
+    expect(res.statusCode, res.body).toBe(200)
+    // Only a buffered stream carries the decision in its headers.
+    expect(res.headers['x-warden-action']).toBe('allow')
+    expect(res.body).toContain('data: [DONE]')
   })
 })

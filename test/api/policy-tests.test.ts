@@ -8,6 +8,7 @@ import { systemClock } from '../../src/services/clock.js'
 import { createServices } from '../../src/services/index.js'
 import { PoliciesService } from '../../src/services/policies.service.js'
 import { PolicyTestsService } from '../../src/services/policy-tests.service.js'
+import { RuleChecks } from '../../src/services/rule-checks.js'
 import { prepareStore } from '../../src/services/store-setup.js'
 import { TransferService } from '../../src/services/transfer.service.js'
 import { openStore } from '../../src/store/database.js'
@@ -697,13 +698,15 @@ describe.each(STORE_KINDS)('policy test cases (%s)', (kind) => {
       return { judge, calls: () => calls }
     }
     const servicesWith = (judge: Judge) => {
+      const checks = new RuleChecks({ pool: null })
       const tests = new PolicyTestsService({
         store: t.store,
         clock: systemClock,
         judge,
         classifiers: shippedClassifiers(),
+        checks,
       })
-      return { tests, policies: new PoliciesService({ store: t.store, clock: systemClock, tests }) }
+      return { tests, policies: new PoliciesService({ store: t.store, clock: systemClock, checks, tests }) }
     }
 
     beforeAll(async () => {

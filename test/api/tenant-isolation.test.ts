@@ -2,6 +2,9 @@ import { createServer, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Judge } from '../../src/judge/judge.js'
+import { systemClock } from '../../src/services/clock.js'
+import { PoliciesService } from '../../src/services/policies.service.js'
+import { RuleChecks } from '../../src/services/rule-checks.js'
 import { createTestApp, type TestApp } from '../helpers/app.js'
 import { brokenWorker, evaluationWorker } from '../helpers/evaluation-worker.js'
 import { STORE_KINDS } from '../helpers/stores.js'
@@ -268,6 +271,69 @@ describe.each(STORE_KINDS)('work priced by what it costs goes off the event loop
         draft_policies: [{ id: 'draft', rules, target: ['input'] }],
       },
     })
+
+  /** 64 distinct valid patterns, 3.4 KB in all, each costing RE2 tens of milliseconds to compile. */
+  const costly = Array.from({ length: 64 }, (_, i) => ({
+    type: 'regex' as const,
+    value: `\\p{Greek}{1000}c${i}`,
+  }))
+
+  it('compiles a draft of costly patterns in the pool, never on the event loop (it held it for 2.2–6.5 s)', async () => {
+    expect((await evaluate('hello', costly)).statusCode).toBe(503)
+    // A draft of cheap patterns is still checked and evaluated on the event loop.
+    expect((await evaluate('hello', [{ type: 'regex', value: 'order [0-9]+' }])).statusCode).toBe(200)
+  })
+
+  it('checks costly patterns in the pool for a create, a PATCH and a test run’s draft (policies:read)', async () => {
+    const create = await t.request({
+      method: 'POST',
+      url: '/v1/applications/bot/policies',
+      payload: { id: 'costly', rules: costly, target: ['input'] },
+    })
+    expect(create.statusCode, create.body).toBe(503)
+    const cheap = await t.request({
+      method: 'POST',
+      url: '/v1/applications/bot/policies',
+      payload: { id: 'cheap', rules: [{ type: 'length', value: '100' }], target: ['input'] },
+    })
+    expect(cheap.statusCode, cheap.body).toBe(201)
+    const patch = await t.request({
+      method: 'PATCH',
+      url: '/v1/applications/bot/policies/cheap',
+      headers: { 'content-type': 'application/merge-patch+json' },
+      payload: { rules: costly },
+    })
+    expect(patch.statusCode, patch.body).toBe(503)
+    const run = await t.request({
+      method: 'POST',
+      url: '/v1/applications/bot/policies/cheap/test-runs',
+      key: await t.key(['policies:read']),
+      payload: { draft: { id: 'cheap', rules: costly, target: ['input'] } },
+    })
+    expect(run.statusCode, run.body).toBe(503)
+  })
+
+  it('evaluates a stored revision too costly to compile on the event loop only in the pool', async () => {
+    // Stored by a service without a pool (which checks on the event loop), as an import would.
+    const policies = new PoliciesService({
+      store: t.store,
+      clock: systemClock,
+      checks: new RuleChecks({ pool: null }),
+    })
+    const app = await t.request({
+      method: 'POST',
+      url: '/v1/applications',
+      payload: { id: 'stored', name: 'Stored', description: '' },
+    })
+    expect(app.statusCode, app.body).toBe(201)
+    await policies.create(t.workspaceId, 'stored', { id: 'costly', rules: costly, target: ['input'] })
+    const res = await t.request({
+      method: 'POST',
+      url: '/v1/applications/stored/evaluations',
+      payload: { messages: [{ role: 'user', content: 'hello' }] },
+    })
+    expect(res.statusCode, res.body).toBe(503)
+  })
 
   it('sends text whose folding expands it (330,000 × U+FDFA, 7 keywords rules) to the pool', async () => {
     const keywords = Array.from({ length: 7 }, (_, i) => ({ type: 'keywords', flagged: [`word${i}`] }))

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest'
 import type { PolicyRule } from '../../src/schemas/policies.js'
-import { estimatedMs, type TextSize, textSize } from '../../src/services/evaluation-cost.js'
+import {
+  COMPILE_BUDGET_MS,
+  checkMs,
+  compileMs,
+  estimatedMs,
+  type TextSize,
+  textSize,
+} from '../../src/services/evaluation-cost.js'
 
 const rule = (type: PolicyRule['type'], fields: Partial<PolicyRule> = {}): PolicyRule => ({
   type,
@@ -31,15 +38,21 @@ describe('the estimated worst-case cost of an evaluation', () => {
     expect(estimatedMs(ascii(10_000), [rule('toxicity', { detector: 'model' })], [], true)).toBe(model)
   })
 
-  it('adds compiling the drafts: their phrases and patterns', () => {
-    const drafts = [
-      rule('keywords', { flagged: ['a'.repeat(500), 'b'.repeat(500)] }),
-      rule('regex', { value: 'c'.repeat(1000) }),
-    ]
-    expect(estimatedMs(ascii(0), [], drafts, false)).toBe(
-      2 * estimatedMs(ascii(0), [], drafts.slice(1), false),
-    )
-    expect(estimatedMs(ascii(0), [], drafts, false)).toBeGreaterThan(1)
+  it('adds checking and compiling the drafts: patterns by what RE2 builds of them, phrases by their length', () => {
+    const phrases = rule('keywords', { flagged: ['a'.repeat(500), 'b'.repeat(500)] })
+    expect(estimatedMs(ascii(0), [], [phrases], false)).toBeCloseTo(0.8)
+    // Folding may expand a character 18-fold: the automaton's build is priced by it.
+    const wide = rule('keywords', { flagged: ['\uFDFA'.repeat(1000)] })
+    expect(estimatedMs(ascii(0), [], [wide], false)).toBeGreaterThan(10)
+    // A plain pattern costs next to nothing; 64 of a repeated property class, seconds (checked
+    // and compiled: twice).
+    expect(estimatedMs(ascii(0), [], [rule('regex', { value: 'c'.repeat(1000) })], false)).toBeLessThan(1)
+    const greek = Array.from({ length: 64 }, (_, i) => rule('regex', { value: `\\p{Greek}{1000}c${i}` }))
+    expect(estimatedMs(ascii(0), [], greek, false)).toBeGreaterThan(10_000)
+    expect(checkMs(greek)).toBeGreaterThan(COMPILE_BUDGET_MS)
+    expect(compileMs(greek)).toBeCloseTo(checkMs(greek))
+    expect(compileMs([phrases])).toBeCloseTo(0.8)
+    expect(checkMs([phrases])).toBe(0)
   })
 
   it('keeps the reference conversation (3,496 characters) on the event loop, and 0.9 MiB off it', () => {
