@@ -8,6 +8,7 @@ import { checkRules } from '../rules/validation.js'
 import type { FromWorker, PoolResult, PoolTask, ToWorker } from './evaluation-pool.js'
 import { draftPolicy } from './support/policy-for-evaluation.js'
 import { redactedLog } from './support/redacted-log.js'
+import { classifiersFor } from './support/workspace-classifiers.js'
 
 /**
  * An evaluation pool's worker (evaluation-pool.ts): evaluates what the main thread sends, with
@@ -72,14 +73,16 @@ async function run(id: number, task: PoolTask): Promise<PoolResult> {
   })
   if (invalid.length > 0)
     return { invalid, outcome: { ...empty, policies: [] }, redacted: null, redactedLog: null, observed: [] }
+  // The workspace's own view of the models: their remembered scores are its own.
+  const mine = classifiersFor(classifiers, task.workspace)
   const evaluated = policies.map((sent) => {
-    if (!('key' in sent)) return compilePolicy(sent, classifiers)
+    if (!('key' in sent)) return compilePolicy(sent, mine)
     const { key, policy } = sent
-    if (key === null) return compilePolicy(policy, classifiers)
+    if (key === null) return compilePolicy(policy, mine)
     const cache = key.startsWith('test-run:') ? testRuns : compiled
     let found = cache.get(key)
     if (!found) {
-      found = compilePolicy(policy, classifiers)
+      found = compilePolicy(policy, mine)
       cache.set(key, found)
     }
     return found

@@ -35,6 +35,7 @@ import type { EvaluationCaller, EvaluationLogService, EvaluationRecord } from '.
 import type { EvaluationPool, PoolPolicy, PoolResult } from './evaluation-pool.js'
 import { draftPolicy, evaluablePolicy } from './support/policy-for-evaluation.js'
 import { applicationNotFound } from './support/records.js'
+import { classifiersFor } from './support/workspace-classifiers.js'
 
 /**
  * A stored revision as an evaluation uses it: by its cache key (row sequence and revision, what
@@ -206,7 +207,7 @@ export class EvaluationsService {
         [
           // Without a pool every revision is compiled; with one, a revision that is not took it.
           ...stored.map((p) => p.compiled as CompiledPolicy),
-          ...(drafts ?? []).map((draft) => compilePolicy(draft, classifiers)),
+          ...(drafts ?? []).map((draft) => compilePolicy(draft, classifiersFor(classifiers, workspaceId))),
         ],
         conversation,
         { judge, workspace: workspaceId, signal, ...(metrics ? { observeRule: metrics.rule } : {}) },
@@ -373,12 +374,12 @@ export class EvaluationsService {
     if (!application) throw applicationNotFound(applicationId)
     const policies: StoredPolicy[] = []
     for (const version of application.versions) {
-      let policy = this.cached(`${version.seq}:${version.revision}`, budget)
+      let policy = this.cached(workspaceId, `${version.seq}:${version.revision}`, budget)
       if (!policy) {
         const row = await findPolicyBySeq(db, version.seq)
         // Changed or deleted since the list was read: evaluate what the row holds now.
         if (!row) continue
-        policy = this.storedRow(row, budget)
+        policy = this.storedRow(workspaceId, row, budget)
       }
       policies.push(policy)
     }
@@ -409,11 +410,14 @@ export class EvaluationsService {
         continue
       }
       if (revision === null || revision === row.revision) {
-        compiled.push(this.cached(`${row.seq}:${row.revision}`, budget) ?? this.storedRow(row, budget))
+        compiled.push(
+          this.cached(workspaceId, `${row.seq}:${row.revision}`, budget) ??
+            this.storedRow(workspaceId, row, budget),
+        )
         continue
       }
       const key = `${row.seq}:${revision}`
-      const cached = this.cached(key, budget)
+      const cached = this.cached(workspaceId, key, budget)
       if (cached) {
         compiled.push(cached)
         continue
@@ -430,22 +434,23 @@ export class EvaluationsService {
         policyFromColumns({ ...past, id, created: row.created, updated: past.created }),
         false,
       )
-      compiled.push(this.stored(key, policy, budget))
+      compiled.push(this.stored(workspaceId, key, policy, budget))
     }
     if (errors.length > 0) throw invalid(errors)
     return { appSeq, policies: compiled }
   }
 
-  private storedRow(row: PolicyRow, budget: CompileBudget): StoredPolicy {
-    return this.stored(`${row.seq}:${row.revision}`, evaluablePolicy(policyFromColumns(row), false), budget)
+  private storedRow(workspace: string, row: PolicyRow, budget: CompileBudget): StoredPolicy {
+    const policy = evaluablePolicy(policyFromColumns(row), false)
+    return this.stored(workspace, `${row.seq}:${row.revision}`, policy, budget)
   }
 
   /** A revision already seen: compiled, or deferred (compiled now if the request's budget allows). */
-  private cached(key: string, budget: CompileBudget): StoredPolicy | undefined {
+  private cached(workspace: string, key: string, budget: CompileBudget): StoredPolicy | undefined {
     const compiled = this.compiled.get(key)
     if (compiled) return { key, policy: compiled.policy, compiled }
     const deferred = this.deferred.get(key)
-    return deferred ? this.stored(key, deferred, budget) : undefined
+    return deferred ? this.stored(workspace, key, deferred, budget) : undefined
   }
 
   /**
@@ -455,14 +460,20 @@ export class EvaluationsService {
    * request compiles it here if its budget allows and its cost is under COMPILE_BUDGET_MS). No
    * request compiles more than its budget on the event loop, however many revisions changed.
    */
-  private stored(key: string, policy: EvaluablePolicy, budget: CompileBudget): StoredPolicy {
+  private stored(
+    workspace: string,
+    key: string,
+    policy: EvaluablePolicy,
+    budget: CompileBudget,
+  ): StoredPolicy {
     const cost = compileMs(policy.rules)
     if (this.deps.pool && cost > budget.left) {
       this.deferred.set(key, policy)
       return { key, policy, compiled: null }
     }
     budget.left -= cost
-    const compiled = compilePolicy(policy, this.deps.classifiers)
+    // Keys are rows, each a workspace's: a compiled revision is never another workspace's.
+    const compiled = compilePolicy(policy, classifiersFor(this.deps.classifiers, workspace))
     this.compiled.set(key, compiled)
     this.deferred.delete(key)
     return { key, policy, compiled }

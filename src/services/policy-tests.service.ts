@@ -58,6 +58,7 @@ import { decodeCursor, encodeCursor } from './support/pagination.js'
 import { evaluablePolicy, uncheckedDraft } from './support/policy-for-evaluation.js'
 import { assertIfMatch, preconditionFailed } from './support/preconditions.js'
 import { applicationNotFound, assertSameId, newEtag, policyNotFound } from './support/records.js'
+import { classifiersFor } from './support/workspace-classifiers.js'
 
 type Messages = PolicyTest['messages']
 
@@ -370,7 +371,7 @@ export class PolicyTestsService {
     const compiled =
       cases.length === 0 || (pool && compileMs(policy.rules) >= COMPILE_BUDGET_MS)
         ? null
-        : compilePolicy(policy, this.deps.classifiers)
+        : compilePolicy(policy, classifiersFor(this.deps.classifiers, workspaceId))
     // One key a run: a worker compiles the policy under test once for all of its cases.
     const key = `test-run:${uuidv7()}`
     const running: Promise<PolicyTestResult>[] = []

@@ -1,7 +1,8 @@
 import { createServer, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import type { Judge } from '../../src/judge/judge.js'
+import { Classifier } from '../../src/rules/detectors/classifier/linear.js'
 import { systemClock } from '../../src/services/clock.js'
 import { PoliciesService } from '../../src/services/policies.service.js'
 import { RuleChecks } from '../../src/services/rule-checks.js'
@@ -386,5 +387,58 @@ describe.each(STORE_KINDS)('a body the schema refuses compiles nothing (%s)', (k
     const pointers = res.json().errors.map((e: { pointer: string }) => e.pointer) as string[]
     expect(pointers.some((p) => p.endsWith('/rules'))).toBe(true)
     expect(pointers.filter((p) => p.endsWith('/value'))).toEqual([])
+  })
+})
+
+describe.each(STORE_KINDS)('nothing remembered for one workspace answers another (%s)', (kind) => {
+  let t: TestApp
+  let victim: string
+  let attacker: string
+  beforeAll(async () => {
+    t = await createTestApp(kind, { EVALUATION_POOL_SIZE: '0' })
+    victim = await t.key(['admin'], { workspace: 'victim' })
+    attacker = await t.key(['admin'], { workspace: 'attacker' })
+    for (const key of [victim, attacker]) {
+      await t.request({
+        method: 'POST',
+        url: '/v1/applications',
+        key,
+        payload: { id: 'bot', name: 'Bot', description: '' },
+      })
+      await t.request({
+        method: 'POST',
+        url: '/v1/applications/bot/policies',
+        key,
+        payload: {
+          id: 'guard',
+          rules: [{ type: 'prompt_injection' }, { type: 'toxicity' }],
+          target: ['input'],
+        },
+      })
+    }
+  })
+  afterAll(async () => {
+    vi.restoreAllMocks()
+    await t?.close()
+  })
+
+  it('scores a text again for another workspace: the offline models’ remembered scores are per workspace', async () => {
+    const scored = vi.spyOn(Classifier.prototype, 'score')
+    const evaluate = (key: string) =>
+      t.request({
+        method: 'POST',
+        url: '/v1/applications/bot/evaluations',
+        key,
+        payload: { messages: [{ role: 'user', content: 'The wire code for the Lisbon account is 7391.' }] },
+      })
+    expect((await evaluate(victim)).statusCode).toBe(200)
+    const once = scored.mock.calls.length
+    expect(once).toBeGreaterThan(0)
+    // The same workspace again: remembered, not scored.
+    await evaluate(victim)
+    expect(scored.mock.calls.length).toBe(once)
+    // Another workspace's probe for the same text is scored afresh: no faster answer tells it.
+    await evaluate(attacker)
+    expect(scored.mock.calls.length).toBe(2 * once)
   })
 })
