@@ -222,6 +222,62 @@ describe.each(STORE_KINDS)('fuzzing POST /v1/applications/{id}/evaluations (%s)'
     )
   })
 
+  it('a hostile tenant’s drafts: costly patterns, text that folding expands, bodies over the limits: never a 5xx, and a refused body compiles nothing', async () => {
+    // Patterns RE2 compiles slowly (Unicode property classes repeated), cheaply, or refuses.
+    const pattern = fc.oneof(
+      fc
+        .tuple(
+          fc.constantFrom('\\p{L}', '\\p{Greek}', '[\\p{L}\\p{N}]', '\\P{L}', '(?i)\\p{Lu}', '.', '[a-z]'),
+          fc.integer({ min: 1, max: 1000 }),
+          fc.nat(),
+        )
+        .map(([atom, count, tag]) => `${atom}{${count}}t${tag}`),
+      fc.constantFrom('(', 'a{1001}', '(a)\\1', 'x'),
+      fc.string({ maxLength: 30 }),
+    )
+    const text = fc.oneof(
+      fc.string({ maxLength: 200 }),
+      fc.constantFrom('\uFDFA'.repeat(2000), 'ﬁ'.repeat(3000), 'ＡＢＣ'.repeat(1000), '4111 1111 1111 1111'),
+    )
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(pattern, { minLength: 1, maxLength: 70 }),
+        text,
+        fc.boolean(),
+        async (patterns, content, refused) => {
+          const payload = {
+            messages: [{ role: 'user', content }],
+            draft_policies: [
+              {
+                id: 'hostile',
+                rules: [
+                  ...patterns.map((value) => ({ type: 'regex', value })),
+                  { type: 'keywords', flagged: [content.slice(0, 50) || 'x'] },
+                ],
+                target: ['input'],
+                // An unknown field: the schema refuses the body, whatever its rules.
+                ...(refused ? { treshold: 1 } : {}),
+              },
+            ],
+          }
+          const res = await send(JSON.stringify(payload))
+          expect(res.statusCode, res.body).toBeLessThan(500)
+          if (res.statusCode === 200) return
+          expect(res.statusCode, res.body).toBe(422)
+          const pointers = (res.json().errors ?? []).map((e: { pointer: string }) => e.pointer) as string[]
+          if (refused || patterns.length + 1 > 64) {
+            // Refused by the schema: no pattern was compiled, so none is reported.
+            expect(
+              pointers.filter((p) => p.endsWith('/value')),
+              res.body,
+            ).toEqual([])
+          }
+        },
+      ),
+      { numRuns: Math.max(20, Math.floor(RUNS / 10)) },
+    )
+  })
+
   it('raw JSON with lone surrogate escapes, NUL bytes and astral text', async () => {
     const escapes = fc.array(
       fc.oneof(
