@@ -175,7 +175,7 @@ export class Metrics {
   )
   private readonly judgeCalls = this.fast(
     'warden_judge_call_duration_seconds',
-    'Questions put to the judge, by rule type and outcome (answered, cached, timeout, failed), with the latency of the calls made.',
+    'Questions put to the judge, by rule type and outcome (answered, cached, timeout, failed), with their latency from being asked (the wait for a free slot included).',
     'histogram',
     ['type', 'outcome'],
   )
