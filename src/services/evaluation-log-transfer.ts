@@ -4,6 +4,7 @@ import {
   findApplicationSeq,
   insertEvaluationBatch,
 } from '../store/evaluations.repository.js'
+import type { Statements } from '../store/statements.js'
 import type { Database } from '../store/tables.js'
 
 /**
@@ -65,6 +66,7 @@ export class EvaluationLogImport {
   /** `fail` turns a line's problem into the import's error. */
   constructor(
     private readonly trx: Kysely<Database>,
+    private readonly statements: Statements,
     private readonly fail: (message: string) => Error,
   ) {}
 
@@ -75,7 +77,7 @@ export class EvaluationLogImport {
       throw this.fail(`line ${lineNumber} is not an evaluation log entry`)
     const key = `${workspaceId}\0${applicationId}`
     if (!this.applications.has(key))
-      this.applications.set(key, await findApplicationSeq(this.trx, workspaceId, applicationId))
+      this.applications.set(key, await findApplicationSeq(this.statements, workspaceId, applicationId))
     const appSeq = this.applications.get(key)
     if (appSeq === undefined)
       throw this.fail(

@@ -222,16 +222,16 @@ export class EvaluationLogService {
       }
     })
     if (rows.length === 0) return
-    await store.write(async (db) => {
-      for (const row of rows) await insertEvaluation(db, row)
+    await store.write(async ({ statements }) => {
+      for (const row of rows) await insertEvaluation(statements, row)
     })
   }
 
   /** One page of an application's log, newest first, as the JSON text of the answer. */
   async list(workspaceId: string, applicationId: string, query: EvaluationListQuery): Promise<string> {
-    const { db } = this.deps.store
+    const { db, statements } = this.deps.store
     const after = decodeLogCursor(query.cursor)
-    const appSeq = await findApplicationSeq(db, workspaceId, applicationId)
+    const appSeq = await findApplicationSeq(statements, workspaceId, applicationId)
     if (appSeq === undefined) throw applicationNotFound(applicationId)
     const page = await listEvaluationDocuments(
       db,
@@ -245,10 +245,10 @@ export class EvaluationLogService {
 
   /** One entry's JSON text; its id is its entity tag (an entry never changes). */
   async get(workspaceId: string, applicationId: string, id: string): Promise<{ json: string; etag: string }> {
-    const { db } = this.deps.store
-    const appSeq = await findApplicationSeq(db, workspaceId, applicationId)
+    const { statements } = this.deps.store
+    const appSeq = await findApplicationSeq(statements, workspaceId, applicationId)
     if (appSeq === undefined) throw applicationNotFound(applicationId)
-    const doc = await findEvaluationDocument(db, appSeq, id)
+    const doc = await findEvaluationDocument(statements, appSeq, id)
     if (doc === undefined) throw evaluationNotFound(id)
     return { json: doc, etag: id }
   }
@@ -272,7 +272,7 @@ export class EvaluationLogService {
       const first = expired[0]
       const last = expired[expired.length - 1]
       if (!first || !last) break
-      deleted += await store.write((db) => deleteEvaluations(db, first.seq, last.seq, cutoff))
+      deleted += await store.write(({ db }) => deleteEvaluations(db, first.seq, last.seq, cutoff))
       after = last.seq
       const took = performance.now() - started
       await (options.pause ? options.pause() : sleep(Math.max(RETENTION_PAUSE_MS, 2 * took)))

@@ -304,8 +304,8 @@ export class EvaluationsService {
    * revision is compiled already.
    */
   private async currentPolicies(workspaceId: string, applicationId: string): Promise<StoredPolicies> {
-    const { db } = this.deps.store
-    const application = await findEvaluatedApplication(db, workspaceId, applicationId)
+    const { db, statements } = this.deps.store
+    const application = await findEvaluatedApplication(statements, workspaceId, applicationId)
     if (!application) throw applicationNotFound(applicationId)
     const compiled: CompiledPolicy[] = []
     for (const version of application.versions) {
@@ -328,15 +328,15 @@ export class EvaluationsService {
     applicationId: string,
     selectors: NonNullable<EvaluationRequest['policies']>,
   ): Promise<StoredPolicies> {
-    const { db } = this.deps.store
-    const appSeq = await findApplicationSeq(db, workspaceId, applicationId)
+    const { db, statements } = this.deps.store
+    const appSeq = await findApplicationSeq(statements, workspaceId, applicationId)
     if (appSeq === undefined) throw applicationNotFound(applicationId)
     const errors: FieldError[] = []
     const compiled: CompiledPolicy[] = []
     for (const [i, selector] of selectors.entries()) {
       const id = typeof selector === 'string' ? selector : selector.id
       const revision = typeof selector === 'string' ? null : (selector.revision ?? null)
-      const row = await findPolicy(db, workspaceId, applicationId, id)
+      const row = await findPolicy(statements, workspaceId, applicationId, id)
       if (!row) {
         errors.push({
           pointer: typeof selector === 'string' ? `/policies/${i}` : `/policies/${i}/id`,

@@ -42,7 +42,7 @@ export class OperatorService {
   ) {}
 
   async createWorkspace(name: string): Promise<WorkspaceRow> {
-    return this.deps.store.write((db) =>
+    return this.deps.store.write(({ db }) =>
       insertWorkspace(db, { id: uuidv7(), name, created: this.deps.clock.nowSeconds() }),
     )
   }
@@ -67,7 +67,7 @@ export class OperatorService {
 
   /** Returns false when no such key exists. The key fails from the next request on. */
   async revokeKey(id: string): Promise<boolean> {
-    const found = await this.deps.store.write((db) => revokeApiKey(db, id, this.deps.clock.nowSeconds()))
+    const found = await this.deps.store.write(({ db }) => revokeApiKey(db, id, this.deps.clock.nowSeconds()))
     this.deps.authentication.forget()
     return found
   }
@@ -81,12 +81,12 @@ export class OperatorService {
     const { store } = this.deps
     if (adminKey !== null) {
       const workspace = await this.ensureWorkspace(DEFAULT_WORKSPACE)
-      const existing = await findApiKeyByHash(store.db, hashSecret(adminKey))
+      const existing = await findApiKeyByHash(store.statements, hashSecret(adminKey))
       if (existing) {
         if (existing.workspace_id !== workspace.id) {
           throw new Error('WARDEN_ADMIN_KEY is already a key of another workspace')
         }
-        await store.write((db) => reinstateApiKey(db, existing.id, toJson(['admin'])))
+        await store.write(({ db }) => reinstateApiKey(db, existing.id, toJson(['admin'])))
       } else {
         await this.createKey({
           workspaceId: workspace.id,

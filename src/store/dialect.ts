@@ -1,5 +1,3 @@
-import { type Kysely, PostgresAdapter } from 'kysely'
-
 /** Everything that differs between SQLite and PostgreSQL, in one place. */
 
 export type DialectName = 'sqlite' | 'postgres'
@@ -23,12 +21,11 @@ export function isForeignKeyViolation(error: unknown): boolean {
 }
 
 /**
- * Whether reads for a read-modify-write on `db` take row locks (SELECT ... FOR UPDATE).
- * PostgreSQL needs them; SQLite has one writer at a time, so a transaction already excludes
- * every other writer (and has no FOR UPDATE).
+ * Whether reads for a read-modify-write take row locks (SELECT ... FOR UPDATE). PostgreSQL needs
+ * them; SQLite has one writer at a time, so a transaction already excludes every other writer
+ * (and has no FOR UPDATE).
  */
-export const needsRowLocks = <DB>(db: Kysely<DB>): boolean =>
-  db.getExecutor().adapter instanceof PostgresAdapter
+export const needsRowLocks = (dialect: DialectName): boolean => dialect === 'postgres'
 
 /** JSON columns come back as text from SQLite and already parsed from PostgreSQL's jsonb. */
 export function fromJson<T>(value: unknown): T {

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely'
-import { findPrepared } from './prepared-queries.js'
+import { defineStatement, type Statements } from './statements.js'
 import type { ApiKeyRow, Database, NewApiKey, WorkspaceRow } from './tables.js'
 
 type Db = Kysely<Database>
@@ -24,9 +24,15 @@ export async function insertApiKey(db: Db, row: NewApiKey): Promise<ApiKeyRow> {
   return db.insertInto('api_keys').values(row).returningAll().executeTakeFirstOrThrow()
 }
 
-export async function findApiKeyByHash(db: Db, keyHash: string): Promise<ApiKeyRow | undefined> {
-  const build = () => db.selectFrom('api_keys').selectAll().where('key_hash', '=', '')
-  return findPrepared(db, 'findApiKeyByHash', build, [keyHash])
+const findByHash = defineStatement('findApiKeyByHash', (db, p: { keyHash: string }) =>
+  db.selectFrom('api_keys').selectAll().where('key_hash', '=', p.keyHash),
+)
+
+export async function findApiKeyByHash(
+  statements: Statements,
+  keyHash: string,
+): Promise<ApiKeyRow | undefined> {
+  return statements.first(findByHash, { keyHash })
 }
 
 /** One page of a workspace's keys in id order (UUIDv7: creation order), after `afterId`. */

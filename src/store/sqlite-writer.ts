@@ -12,7 +12,6 @@ import {
   SqliteQueryCompiler,
 } from 'kysely'
 import { StoreUnavailableError } from './errors.js'
-import type { DirectConnection } from './prepared-queries.js'
 import {
   type CheckpointerThreadData,
   checkpointerThread,
@@ -22,6 +21,7 @@ import {
   type WriterThreadData,
   writerThread,
 } from './sqlite-writer-thread.js'
+import type { DirectConnection } from './statements.js'
 
 /** The threads' programs, with what they need, loaded in the thread itself. */
 const WRITER = `
@@ -81,7 +81,7 @@ export class SqliteWriter {
    * turn of the event loop at a time).
    */
   failedSegments: SegmentFailure[] = []
-  /** The writer's connection as the prepared queries run on it inside a transaction. */
+  /** The writer's connection as the fast path's statements run on it inside a transaction. */
   readonly direct: DirectConnection
   private readonly control = new Int32Array(new SharedArrayBuffer(16))
   private readonly worker: Worker
