@@ -1,5 +1,6 @@
 import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely'
 import type Pg from 'pg'
+import { isStalePlan } from './dialect.js'
 import { StoreUnavailableError } from './errors.js'
 import { statementName } from './statements.js'
 
@@ -27,9 +28,6 @@ export function withNamedStatements(pool: Pg.Pool): PostgresPool {
     end: () => pool.end(),
   }
 }
-
-/** SQLSTATE of "cached plan must not change result type" (and of other unsupported features). */
-const FEATURE_NOT_SUPPORTED = '0A000'
 
 class NamedStatementClient implements PostgresPoolClient {
   /** Whether the connection holds a statement that can no longer run: it is closed on release. */
@@ -67,7 +65,7 @@ class NamedStatementClient implements PostgresPoolClient {
       // PostgreSQL refuses to run it with its new columns. Statements prepared on this
       // connection may be stale, so it is closed on release; the query runs once more unnamed,
       // or, inside a transaction that the error aborted, the request answers 503 to be retried.
-      if ((error as { code?: unknown }).code !== FEATURE_NOT_SUPPORTED) throw error
+      if (!isStalePlan(error)) throw error
       this.stale = true
       if (this.client.getTransactionStatus() !== 'I') throw new StoreUnavailableError(error)
       return (await this.client.query(text, values as unknown[])) as PostgresQueryResult<unknown>
