@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
+import fastJson from 'fast-json-stringify'
 import type { EvaluationLogContent } from '../config.js'
 import { AppError, notFound } from '../errors.js'
 import { type ConversationInput, messageText } from '../rules/conversation.js'
@@ -111,16 +111,11 @@ export function logEntry(record: EvaluationRecord, content: EvaluationLogContent
 }
 
 /**
- * The entry's JSON text, by a serializer compiled from its schema: about 40% faster than
- * JSON.stringify on a typical entry (measured: 5.2 against 8.9 µs for 1.5 KB), on the path of
- * every evaluation.
+ * The entry's JSON text, by fast-json-stringify (the serializer Fastify compiles for a response
+ * schema) compiled from its schema: about 40% faster than JSON.stringify on a typical entry
+ * (measured: 5.2 against 8.9 µs for 1.5 KB), on the path of every evaluation.
  */
-const serializeEntry = SerializerSelector()({}, {})({
-  schema: LoggedEvaluationSchema,
-  method: 'GET',
-  url: '/v1/applications/:application_id/evaluations/:evaluation_id',
-  httpStatus: '200',
-}) as (entry: LoggedEvaluation) => string
+const serializeEntry: (entry: LoggedEvaluation) => string = fastJson(LoggedEvaluationSchema)
 
 const evaluationNotFound = (id: string) => notFound(`No evaluation "${id}" in this application's log`)
 
