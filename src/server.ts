@@ -34,6 +34,9 @@ function listenError(
  */
 export async function serve(config: Config): Promise<FastifyInstance> {
   const logger = createLogger(config.logLevel)
+  // However the process ends (a stop, a failed start, a fatal error, process.exit), the lines the
+  // logger still holds are written first.
+  process.on('exit', () => logger.flush())
   // The offline classifiers' weights are checked before anything else: a damaged file stops
   // start-up here rather than failing toxicity and prompt_injection rules later.
   const classifiers = shippedClassifiers()
@@ -63,7 +66,7 @@ export async function serve(config: Config): Promise<FastifyInstance> {
       await app.close()
       await store.close()
       logger.info('stopped')
-      // The logger writes out the lines it still holds as the process exits (logger.ts).
+      // The lines the logger still holds are written as the process exits (above).
       process.exit(0)
     } catch (error) {
       logger.error({ err: error }, 'error while stopping')

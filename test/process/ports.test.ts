@@ -64,6 +64,8 @@ describe('a second warden serve on the same host', () => {
       `warden: port ${first.port} (PORT) on 127.0.0.1 is already in use; set PORT to a free port\n`,
     )
     expect(second.stdout).toMatch(KEY_LINE)
+    // The lines logged before the failure are written as the process exits (server.ts).
+    expect(second.stdout).toContain('"msg":"store migrated"')
   })
 
   it('the first server is unharmed by either', async () => {
