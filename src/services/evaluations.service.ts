@@ -420,8 +420,4 @@ export class EvaluationsService {
 }
 
 /** A pooled evaluation's outcome: its findings stayed in the worker, which made what derives from them. */
-function pooledOutcome(result: PoolResult): EvaluationOutcome {
-  const outcome = { ...result.outcome } as EvaluationOutcome
-  Object.defineProperty(outcome, 'redactable', { value: [] })
-  return outcome
-}
+const pooledOutcome = (result: PoolResult): EvaluationOutcome => ({ ...result.outcome, redactable: [] })
