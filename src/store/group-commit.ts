@@ -38,8 +38,6 @@ const MAX_BATCH = 256
 export class GroupCommit<DB> {
   private queue: Pending<DB>[] = []
   private scheduled = false
-  /** Commits made and writes they carried, for tests and benchmarks. */
-  readonly stats = { commits: 0, writes: 0 }
   /** The writes' statements, on the writer's connection (the one a transaction of `db` holds). */
   private readonly statements: Statements
 
@@ -84,8 +82,6 @@ export class GroupCommit<DB> {
       // Writes whose sent statements failed were rolled back alone, in the writer thread.
       for (const { segment, error } of this.writer.failedSegments)
         outcomes[segment] = { error: toError(error) }
-      this.stats.commits++
-      this.stats.writes += batch.length
       batch.forEach((pending, i) => {
         const outcome = outcomes[i] as Outcome
         if ('error' in outcome) pending.reject(outcome.error)
