@@ -7,8 +7,10 @@ import {
   findWorkspaceByName,
   insertWorkspace,
   listApiKeys,
+  listWorkspaces,
   reinstateApiKey,
   revokeApiKey,
+  type WorkspaceListRow,
 } from '../store/keys.repository.js'
 import type { ApiKeyRow, WorkspaceRow } from '../store/tables.js'
 import { toApiKey } from './api-keys.service.js'
@@ -49,6 +51,11 @@ export class OperatorService {
 
   async findWorkspace(name: string): Promise<WorkspaceRow | undefined> {
     return findWorkspaceByName(this.deps.store.db, name)
+  }
+
+  /** Every workspace, oldest first, with how many of its keys work now. */
+  async listWorkspaces(): Promise<WorkspaceListRow[]> {
+    return listWorkspaces(this.deps.store.db, this.deps.clock.nowSeconds())
   }
 
   async createKey(input: NewKey): Promise<{ key: ApiKeyRow; secret: string }> {

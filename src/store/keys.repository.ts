@@ -12,6 +12,27 @@ export async function findWorkspaceByName(db: Db, name: string): Promise<Workspa
   return db.selectFrom('workspaces').selectAll().where('name', '=', name).executeTakeFirst()
 }
 
+/** A workspace with how many of its keys work: neither revoked nor expired at `now`. */
+export type WorkspaceListRow = WorkspaceRow & { active_keys: number }
+
+/** Every workspace, oldest first, with its count of working keys. */
+export async function listWorkspaces(db: Db, now: number): Promise<WorkspaceListRow[]> {
+  const rows = await db
+    .selectFrom('workspaces as w')
+    .leftJoin('api_keys as k', (join) =>
+      join
+        .onRef('k.workspace_id', '=', 'w.id')
+        .on('k.revoked_at', 'is', null)
+        .on((eb) => eb.or([eb('k.expires_at', 'is', null), eb('k.expires_at', '>', now)])),
+    )
+    .select(['w.id', 'w.name', 'w.created', (eb) => eb.fn.count<number | string>('k.id').as('active_keys')])
+    .groupBy(['w.id', 'w.name', 'w.created'])
+    .orderBy('w.created')
+    .orderBy('w.name')
+    .execute()
+  return rows.map((row) => ({ ...row, active_keys: Number(row.active_keys) }))
+}
+
 export async function countWorkspaces(db: Db): Promise<number> {
   const row = await db
     .selectFrom('workspaces')
