@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely'
+import { EVALUATION_SOURCES, type EvaluationSource } from '../schemas/evaluations.js'
 import {
   evaluationsForExport,
   findApplicationSeq,
@@ -45,6 +46,7 @@ interface EntryFields {
   id: string
   created: number
   verdict: string
+  source: EvaluationSource
   policies: { id: string }[]
 }
 
@@ -53,6 +55,7 @@ function entryFields(entry: unknown): EntryFields | undefined {
   if (e === null || typeof e !== 'object') return undefined
   if (typeof e.id !== 'string' || !Number.isSafeInteger(e.created)) return undefined
   if (e.verdict !== 'pass' && e.verdict !== 'fail') return undefined
+  if (!(EVALUATION_SOURCES as readonly unknown[]).includes(e.source)) return undefined
   if (!Array.isArray(e.policies) || !e.policies.every((p) => typeof p?.id === 'string')) return undefined
   return e as EntryFields
 }
@@ -88,6 +91,7 @@ export class EvaluationLogImport {
       id: entry.id,
       created: entry.created,
       verdict: entry.verdict,
+      source: entry.source,
       policyIds: [...new Set(entry.policies.map((p) => p.id))],
       doc: JSON.stringify(record.entry),
     })

@@ -212,6 +212,7 @@ export class EvaluationLogService {
         id: entry.id,
         created: entry.created,
         verdict: entry.verdict,
+        source: entry.source,
         policyIds: [...new Set(entry.policies.map((p) => p.id))],
         doc: serializeEntry(entry),
       }
@@ -231,7 +232,13 @@ export class EvaluationLogService {
     const page = await listEvaluationDocuments(
       db,
       appSeq,
-      { verdict: query.verdict, policyId: query.policy_id, since: query.since, until: query.until },
+      {
+        verdict: query.verdict,
+        source: query.source,
+        policyId: query.policy_id,
+        since: query.since,
+        until: query.until,
+      },
       after,
       query.limit ?? 50,
     )

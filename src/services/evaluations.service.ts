@@ -42,7 +42,10 @@ export type { EvaluationCaller } from './evaluation-log.service.js'
 export interface EvaluationOptions {
   /** Abandons judge calls still under way (the client went away). */
   signal?: AbortSignal
-  /** What asked, kept in the evaluation log: the evaluation call (`api`, the default) or a guarded chat completion's input or output check. */
+  /**
+   * What asked, kept in the evaluation log: a guarded chat completion's input or output check.
+   * Without it, the request's own `source` (`api`, the default, or `playground`).
+   */
   source?: EvaluationSource
   /**
    * The revisions to use, as an earlier evaluation of the same request used them (`decided.policies`),
@@ -176,7 +179,7 @@ export class EvaluationsService {
     const record: EvaluationRecord = {
       caller,
       appSeq,
-      source: options.source ?? 'api',
+      source: options.source ?? request.source ?? 'api',
       conversation,
       outcome,
       answer,
@@ -231,10 +234,14 @@ export class EvaluationsService {
     )
   }
 
-  /** Writes the log entries of evaluations made by `evaluateUnlogged`, all in one commit. */
+  /**
+   * Writes the log entries of evaluations made by `evaluateUnlogged`, all in one commit. The
+   * evaluation metrics count what the applications asked: a playground run is in the log only.
+   */
   async log(decided: readonly { answer: Evaluation; record: EvaluationRecord }[]): Promise<void> {
     await this.deps.log.recordAll(decided.map((d) => d.record))
-    for (const { answer } of decided) this.deps.metrics?.evaluation(answer.application_id, answer)
+    for (const { answer, record } of decided)
+      if (record.source !== 'playground') this.deps.metrics?.evaluation(answer.application_id, answer)
   }
 
   /**

@@ -12,16 +12,16 @@ export interface NewEvaluationEntry {
   id: string
   created: number
   verdict: string
+  /** What asked (`EvaluationSource`). */
+  source: string
   /** Every policy id the evaluation evaluated, once each. */
   policyIds: readonly string[]
   doc: string
 }
 
-const insertEntry = defineInsert<Pick<EvaluationsTable, 'app_seq' | 'id' | 'created' | 'verdict' | 'doc'>>(
-  'insertEvaluation',
-  'evaluations',
-  ['app_seq', 'id', 'created', 'verdict', 'doc'],
-)
+const insertEntry = defineInsert<
+  Pick<EvaluationsTable, 'app_seq' | 'id' | 'created' | 'verdict' | 'source' | 'doc'>
+>('insertEvaluation', 'evaluations', ['app_seq', 'id', 'created', 'verdict', 'source', 'doc'])
 
 /** Files one entry under one policy: the entry is found by its id, so no statement returns its sequence. */
 const insertPolicyRow = defineStatement('insertEvaluationPolicy', (db, p: { policyId: string; id: string }) =>
@@ -47,6 +47,7 @@ export async function insertEvaluation(statements: Statements, entry: NewEvaluat
     id: entry.id,
     created: entry.created,
     verdict: entry.verdict,
+    source: entry.source,
     doc: entry.doc,
   })
   for (const policyId of entry.policyIds) await statements.run(insertPolicyRow, { policyId, id: entry.id })
@@ -123,6 +124,7 @@ export interface LogPosition {
 
 export interface EvaluationFilters {
   verdict?: string | undefined
+  source?: string | undefined
   policyId?: string | undefined
   /** Unix seconds, inclusive. */
   since?: number | undefined
@@ -140,9 +142,10 @@ export interface LogPage {
  * One page of an application's log, newest first, after `after`. Each filter combination is a
  * keyset scan of one index, read from its newest end: with a policy, the rows of
  * `evaluation_policies` for it (by verdict too when one is asked; and each its entry); else with a
- * verdict, that index; else the
- * application's. The cursor condition bounds `created` by itself first, so that it is a range of
- * the index on both stores, and excludes the rows at the same second it has already passed.
+ * source, that index; else with a verdict, that index; else the application's. A source with a
+ * policy or a verdict is checked on the rows that index yields. The cursor condition bounds
+ * `created` by itself first, so that it is a range of the index on both stores, and excludes the
+ * rows at the same second it has already passed.
  */
 export async function listEvaluationDocuments(
   db: Db,
@@ -151,7 +154,7 @@ export async function listEvaluationDocuments(
   after: LogPosition | null,
   limit: number,
 ): Promise<LogPage> {
-  const { verdict, policyId, since, until } = filters
+  const { verdict, source, policyId, since, until } = filters
   // The table whose index orders the page: the policies' when filtering by policy.
   const k = policyId === undefined ? 'e' : 'p'
   const created = sql.ref<number>(`${k}.created`)
@@ -165,6 +168,7 @@ export async function listEvaluationDocuments(
           .where('p.app_seq', '=', appSeq)
           .where('p.policy_id', '=', policyId)
   ) as SelectQueryBuilder<Database & { e: EvaluationsTable }, 'e', object>
+  if (source !== undefined) query = query.where('e.source', '=', source)
   if (verdict !== undefined) query = query.where(sql.ref<string>(`${k}.verdict`), '=', verdict)
   if (since !== undefined) query = query.where(created, '>=', since)
   if (until !== undefined) query = query.where(created, '<=', until)
@@ -249,6 +253,7 @@ export async function insertEvaluationBatch(db: Db, entries: readonly NewEvaluat
         id: e.id,
         created: e.created,
         verdict: e.verdict,
+        source: e.source,
         doc: e.doc,
       })),
     )

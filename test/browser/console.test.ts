@@ -338,23 +338,31 @@ describe.skipIf(!haveChromium)('the web console, in Chromium', () => {
     const rows = log.locator('tbody tr')
     await rows.nth(2).waitFor()
     expect(await log.locator('thead th').nth(1).textContent()).toBe('Source')
-    // Newest first: the reply's check, the conversation's, then the playground's evaluation call.
-    expect(await rows.locator('td.source').allTextContents()).toEqual(['chat_output', 'chat_input', 'api'])
+    // Newest first: the reply's check, the conversation's, then the playground's run.
+    expect(await rows.locator('td.source').allTextContents()).toEqual([
+      'chat_output',
+      'chat_input',
+      'playground',
+    ])
+    await page.getByLabel('Source').selectOption('chat_input')
+    await page.getByRole('button', { name: 'Apply filters' }).click()
+    await expect.poll(() => rows.locator('td.source').allTextContents()).toEqual(['chat_input'])
+    await page.getByLabel('Source').selectOption('')
     await page.getByLabel('Verdict').selectOption('fail')
     await page.getByRole('button', { name: 'Apply filters' }).click()
-    await expect.poll(() => rows.locator('td.source').allTextContents()).toEqual(['api'])
+    await expect.poll(() => rows.locator('td.source').allTextContents()).toEqual(['playground'])
     await page.getByLabel('Until').fill('2001-01-01T00:00')
     await page.getByRole('button', { name: 'Apply filters' }).click()
     await page.getByText('No evaluations match').waitFor()
     await page.getByRole('button', { name: 'Clear' }).click()
     await rows.nth(2).waitFor()
     await rows
-      .filter({ has: page.locator('td.source', { hasText: /^api$/ }) })
+      .filter({ has: page.locator('td.source', { hasText: /^playground$/ }) })
       .locator('a')
       .click()
     await h1(/^Evaluation /).waitFor()
     expect(await page.locator('.evaluation dl.outcome').textContent()).toContain('fail')
-    expect(await page.locator('main dl.outcome').first().textContent()).toContain('Asked byapi')
+    expect(await page.locator('main dl.outcome').first().textContent()).toContain('Asked byplayground')
   })
 
   it('pages through the applications, and deletes one only after a confirmation', async () => {
