@@ -365,6 +365,59 @@ describe.skipIf(!haveChromium)('the web console, in Chromium', () => {
     expect(await page.locator('main dl.outcome').first().textContent()).toContain('Asked byplayground')
   })
 
+  it('manages API keys: creates one with its scopes, shows its secret once, and revokes it after a confirmation', async () => {
+    await page.goto(url('/applications'))
+    await h1('Applications').waitFor()
+    await page.getByRole('link', { name: 'API keys' }).click()
+    await h1('API keys').waitFor()
+    const rows = page.getByRole('region', { name: 'API keys' }).locator('tbody tr')
+    await rows.first().waitFor()
+    // The admin key this tab signed in with is marked as such.
+    expect(await rows.filter({ hasText: "this tab's key" }).count()).toBe(1)
+
+    // What the form can tell before sending, at the fields; each message goes once its field is edited.
+    await page.getByRole('button', { name: 'Create key' }).click()
+    const nameError = page.locator('[data-error-for="/name"]')
+    const scopesError = page.locator('[data-error-for="/scopes"]')
+    await nameError.waitFor()
+    await scopesError.waitFor()
+    await page.getByLabel('Name').fill('ci-reader')
+    await nameError.waitFor({ state: 'detached' })
+    await page.getByLabel('applications:read').check()
+    await page.getByLabel('evaluations:write').check()
+    await scopesError.waitFor({ state: 'detached' })
+    await page.getByRole('button', { name: 'Create key' }).click()
+
+    const secretField = page.getByLabel('Secret')
+    await secretField.waitFor()
+    const secret = await secretField.inputValue()
+    expect(secret).toMatch(/^wdn_[A-Za-z0-9_-]{43}$/)
+    expect((await call(`${server.url}/v1/applications`, 'GET', secret)).status).toBe(200)
+    // With exactly its scopes: no policies:write.
+    expect(
+      (await call(`${server.url}/v1/applications/support-bot/policies`, 'POST', secret, { id: 'x' })).status,
+    ).toBe(403)
+    const row = rows.filter({ hasText: 'ci-reader' })
+    await row.waitFor()
+    expect(await row.locator('td.scopes').textContent()).toBe('applications:read, evaluations:write')
+    expect(await row.locator('td.state').textContent()).toBe('active')
+    // Shown once: gone when dismissed, and nowhere after a reload.
+    await page.getByRole('button', { name: 'Done, I have stored it' }).click()
+    await secretField.waitFor({ state: 'detached' })
+    await page.reload()
+    await h1('API keys').waitFor()
+    await row.waitFor()
+    expect(await page.content()).not.toContain(secret)
+
+    await page.getByRole('button', { name: 'Revoke key ci-reader' }).click()
+    const dialog = page.getByRole('dialog', { name: 'Revoke key ci-reader?' })
+    await dialog.waitFor()
+    await dialog.getByRole('button', { name: 'Revoke key' }).click()
+    await expect.poll(() => row.locator('td.state').textContent()).toBe('revoked')
+    expect((await call(`${server.url}/v1/applications`, 'GET', secret)).status).toBe(401)
+    expect(await row.getByRole('button', { name: /Revoke/ }).count()).toBe(0)
+  })
+
   it('pages through the applications, and deletes one only after a confirmation', async () => {
     for (let i = 1; i <= 20; i++) {
       const id = `bot-${String(i).padStart(2, '0')}`
@@ -476,6 +529,7 @@ describe.skipIf(!haveChromium)('the web console, in Chromium', () => {
         },
       },
       { name: 'evaluations', path: `${app}/evaluations` },
+      { name: 'api-keys', path: '/api-keys' },
     ]
     if (logAvailable && evaluationId)
       pages.push({ name: 'evaluation', path: `${app}/evaluations/${evaluationId}` })
