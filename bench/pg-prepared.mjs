@@ -44,6 +44,7 @@ const applications = await load('store/applications.repository.js')
 const policies = await load('store/policies.repository.js')
 const evaluations = await load('store/evaluations.repository.js')
 const keys = await load('store/keys.repository.js')
+const { kyselyStatements } = await load('store/statements.js')
 
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b)
@@ -103,7 +104,7 @@ try {
     insert into evaluation_policies select seq, 'policy-0', app_seq, created, verdict from evaluations;
     analyze;
   `)
-  const appSeq = (await evaluations.findApplicationSeq(store.db, 'ws-0', 'app-0')) ?? 0
+  const appSeq = (await evaluations.findApplicationSeq(store.statements, 'ws-0', 'app-0')) ?? 0
   let logged = 0
   const entry = () => ({
     appSeq,
@@ -114,37 +115,46 @@ try {
     doc: '{}',
   })
 
-  /** Each query as the request path runs it: on a store's `db`, or as a write of one. */
+  /** Each query as the request path runs it: on a store's statements, or as a write of one. */
   const queries = [
-    ['API key by hash', (db) => keys.findApiKeyByHash(db, createHash('md5').update('5').digest('hex'))],
-    ['application document', (db) => applications.findApplicationDocument(db, 'ws-0', 'app-500')],
-    ['application row', (db) => applications.findApplication(db, 'ws-0', 'app-500')],
-    ['application exists', (db) => applications.applicationExists(db, 'ws-0', 'app-500')],
-    ['list of 50 applications', (db) => applications.listApplicationDocuments(db, 'ws-0', 0, 50)],
-    ['policy document', (db) => policies.findPolicyDocument(db, 'ws-0', 'app-0', 'policy-30')],
-    ['policy row', (db) => policies.findPolicy(db, 'ws-0', 'app-0', 'policy-30')],
-    ['list of 50 policies', (db) => policies.listPolicyDocuments(db, 'ws-0', 'app-0', 0, 50)],
-    ['evaluated application (2 policies)', (db) => evaluations.findEvaluatedApplication(db, 'ws-3', 'app-7')],
-    ['application seq', (db) => evaluations.findApplicationSeq(db, 'ws-0', 'app-0')],
-    ['log entry by id', (db) => evaluations.findEvaluationDocument(db, appSeq, 'ev-50000')],
+    [
+      'API key by hash',
+      (s) => keys.findApiKeyByHash(s.statements, createHash('md5').update('5').digest('hex')),
+    ],
+    ['application document', (s) => applications.findApplicationDocument(s.statements, 'ws-0', 'app-500')],
+    ['application row', (s) => applications.findApplication(s.statements, 'ws-0', 'app-500')],
+    ['application exists', (s) => applications.applicationExists(s.statements, 'ws-0', 'app-500')],
+    ['list of 50 applications', (s) => applications.listApplicationDocuments(s.statements, 'ws-0', 0, 50)],
+    ['policy document', (s) => policies.findPolicyDocument(s.statements, 'ws-0', 'app-0', 'policy-30')],
+    ['policy row', (s) => policies.findPolicy(s.statements, 'ws-0', 'app-0', 'policy-30')],
+    ['list of 50 policies', (s) => policies.listPolicyDocuments(s.statements, 'ws-0', 'app-0', 0, 50)],
+    [
+      'evaluated application (2 policies)',
+      (s) => evaluations.findEvaluatedApplication(s.statements, 'ws-3', 'app-7'),
+    ],
+    ['application seq', (s) => evaluations.findApplicationSeq(s.statements, 'ws-0', 'app-0')],
+    ['log entry by id', (s) => evaluations.findEvaluationDocument(s.statements, appSeq, 'ev-50000')],
   ]
   const write = [
     'log an evaluation (2 policies, a transaction)',
-    (db) => db.transaction().execute((trx) => evaluations.insertEvaluation(trx, entry())),
+    (s) =>
+      s.db
+        .transaction()
+        .execute((trx) => evaluations.insertEvaluation(kyselyStatements(trx, 'postgres'), entry())),
   ]
-  const modes = { unnamed, named: store.db }
+  const modes = { unnamed: { db: unnamed, statements: kyselyStatements(unnamed, 'postgres') }, named: store }
 
-  /** µs per run of `query` on `db`, over RUNS runs in a row. */
-  const time = async (db, query) => {
+  /** µs per run of `query` on `store`, over RUNS runs in a row. */
+  const time = async (store, query) => {
     const start = process.hrtime.bigint()
-    for (let i = 0; i < RUNS; i++) await query(db)
+    for (let i = 0; i < RUNS; i++) await query(store)
     return Number(process.hrtime.bigint() - start) / 1000 / RUNS
   }
   const cases = [...queries, write]
   // Warm-up: the named statements prepared and past the five runs that choose their plan.
   for (const [label, query] of cases) {
     recording = label
-    for (let i = 0; i < 10; i++) for (const db of Object.values(modes)) await query(db)
+    for (let i = 0; i < 10; i++) for (const mode of Object.values(modes)) await query(mode)
     recording = null
   }
   const results = new Map(cases.map(([label]) => [label, { unnamed: [], named: [], ratios: [] }]))

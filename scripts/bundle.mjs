@@ -47,3 +47,8 @@ await build({
   entryPoints: ['dist/services/evaluation-worker.js'],
   outfile: 'dist/evaluation-worker.mjs',
 })
+
+// The SQLite store's threads (src/store/sqlite-writer.ts), beside dist/warden.mjs where the bundle
+// looks for them, under the names they have beside the store's module.
+for (const thread of ['sqlite-writer-thread', 'sqlite-checkpointer-thread'])
+  await build({ ...options, entryPoints: [`dist/store/${thread}.js`], outfile: `dist/${thread}.js` })

@@ -23,7 +23,7 @@ import { frameworkErrorHandler, installProblemHandlers } from './http/problem.js
 import { installRateLimit } from './http/rate-limit.js'
 import { requestId } from './http/request-id.js'
 import { installValidators } from './http/validation.js'
-import { type AccessFields, accessLine, RequestLogger } from './logger.js'
+import { type AccessFields, RequestLogger } from './logger.js'
 import { operationsRoutes } from './routes/operations.js'
 import { apiKeysRoutes } from './routes/v1/api-keys.js'
 import { applicationsRoutes } from './routes/v1/applications.js'
@@ -48,10 +48,11 @@ export const VERSION: string = JSON.parse(
 
 /**
  * One access-log line per request, when it completes, instead of Fastify's two, with the request
- * id like every other line written while the request is served (`accessLine`).
+ * id like every other line written while the request is served. It is written by the root logger
+ * (`reqId` among its fields): a request that logs nothing else makes no child logger.
  */
 class AccessLog extends LogController {
-  constructor(private readonly access: ((fields: AccessFields) => void) | undefined) {
+  constructor(private readonly logger: FastifyBaseLogger | undefined) {
     super()
   }
 
@@ -62,7 +63,7 @@ class AccessLog extends LogController {
     request: FastifyRequest,
     reply: FastifyReply,
   ): void {
-    const line = {
+    const line: AccessFields = {
       reqId: String(request.id),
       method: request.method,
       url: request.url,
@@ -72,7 +73,7 @@ class AccessLog extends LogController {
     if (error) {
       const { reqId: _, ...rest } = line
       reply.log.error({ ...rest, err: error }, 'request errored')
-    } else this.access?.(line)
+    } else this.logger?.info(line, 'request')
   }
 }
 
@@ -91,7 +92,7 @@ export async function buildApp({ config, store, services, logger }: AppOptions):
     bodyLimit: config.bodyLimit,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 4096 },
     genReqId: requestId,
-    logController: new AccessLog(logger && accessLine(logger as Logger)),
+    logController: new AccessLog(logger),
     // Every line written while serving a request goes through `request.log`, whose bindings carry
     // `reqId`: no call site names the request id by hand. Its pino child is made on first use.
     childLoggerFactory: (parent, bindings) =>

@@ -165,6 +165,23 @@ export function buildCli(): Command {
       console.log(`created workspace ${workspace.name} (${workspace.id})`)
     })
 
+  workspaces
+    .command('list')
+    .description(
+      'List workspaces, oldest first, with how many of their keys work (neither revoked nor expired).',
+    )
+    .option('--json', 'one JSON object per line')
+    .action(async (options: { json?: boolean }) => {
+      const list = await withServices((s) => s.operator.listWorkspaces())
+      if (options.json) {
+        for (const workspace of list) console.log(JSON.stringify(workspace))
+        return
+      }
+      console.log(['ID', 'NAME', 'CREATED', 'ACTIVE KEYS'].join('\t'))
+      for (const w of list)
+        console.log([w.id, w.name, new Date(w.created * 1000).toISOString(), w.active_keys].join('\t'))
+    })
+
   const keys = program.command('keys').description('Manage API keys.')
   keys
     .command('create')

@@ -66,33 +66,6 @@ export interface AccessFields {
   ms: number
 }
 
-/** The LineBatch each logger made by `createLogger` writes to, and the JSON of its `base`. */
-const batches = new WeakMap<object, { batch: LineBatch; base: string }>()
-
-/**
- * Writes a request's access line at info level: exactly the line `logger.info(fields, 'request')`
- * writes. For a logger made by `createLogger` it builds the line itself, from the logger's public
- * level values and bindings, and hands it to the logger's own LineBatch: this is the one line
- * every request writes, and building it costs a fraction of pino's general path (worth ×1.07 on
- * reading one application, bench/README.md). Any other logger gets the call.
- */
-export function accessLine(logger: Logger): (fields: AccessFields) => void {
-  const made = batches.get(logger)
-  if (!made) return (fields) => logger.info(fields, 'request')
-  const { batch } = made
-  // The root logger's bindings: its `base` (pid, hostname), which `bindings()` leaves out, then
-  // any others.
-  const others = JSON.stringify(logger.bindings())
-  const bound = `${made.base}${others === '{}' ? '' : `,${others.slice(1, -1)}`}`
-  const level = `{"level":${logger.levels.values.info},"time":`
-  return (fields) => {
-    if (!logger.isLevelEnabled('info')) return
-    batch.write(
-      `${level}${Date.now()}${bound},"reqId":${JSON.stringify(fields.reqId)},"method":${JSON.stringify(fields.method)},"url":${JSON.stringify(fields.url)},"status":${fields.status},"ms":${fields.ms},"msg":"request"}\n`,
-    )
-  }
-}
-
 type LogMethod = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
 
 /**
@@ -158,7 +131,7 @@ export class RequestLogger {
   }
 }
 
-/** The options of the server's logger; `accessLine` writes the lines they make pino write. */
+/** The options of the server's logger. */
 export const loggerOptions = (level: LogLevel) => ({
   level,
   base: { pid: process.pid, hostname: hostname() },
@@ -168,8 +141,8 @@ export const loggerOptions = (level: LogLevel) => ({
 /**
  * JSON logs on standard output; human-readable only when a person is watching a terminal. JSON
  * lines are handed on once per turn of the event loop (LineBatch) and written synchronously in
- * blocks of 8 KiB, at least every 100 ms, and when the process exits: no write call per line,
- * and no hand-over to a thread per block.
+ * blocks of 8 KiB, at least every 100 ms, and by `logger.flush()`: no write call per line, and
+ * no hand-over to a thread per block. Whoever ends the process flushes it first (server.ts).
  */
 export function createLogger(level: LogLevel, pretty = process.stdout.isTTY === true): Logger {
   const options = loggerOptions(level)
@@ -180,10 +153,5 @@ export function createLogger(level: LogLevel, pretty = process.stdout.isTTY === 
     })
   const lines = new LineBatch(pino.destination({ dest: 1, sync: true, minLength: 8192 }))
   setInterval(() => lines.flushSync(), 100).unref()
-  // Whatever way the process ends (a stop, a fatal error, process.exit), its last lines are written.
-  process.on('exit', () => lines.flushSync())
-  const logger = pino(options, lines)
-  const base = JSON.stringify(options.base)
-  batches.set(logger, { batch: lines, base: `,${base.slice(1, -1)}` })
-  return logger
+  return pino(options, lines)
 }

@@ -34,6 +34,9 @@ function listenError(
  */
 export async function serve(config: Config): Promise<FastifyInstance> {
   const logger = createLogger(config.logLevel)
+  // However the process ends (a stop, a failed start, a fatal error, process.exit), the lines the
+  // logger still holds are written first.
+  process.on('exit', () => logger.flush())
   // The offline classifiers' weights are checked before anything else: a damaged file stops
   // start-up here rather than failing toxicity and prompt_injection rules later.
   const classifiers = shippedClassifiers()
@@ -63,7 +66,7 @@ export async function serve(config: Config): Promise<FastifyInstance> {
       await app.close()
       await store.close()
       logger.info('stopped')
-      // The logger writes out the lines it still holds as the process exits (logger.ts).
+      // The lines the logger still holds are written as the process exits (above).
       process.exit(0)
     } catch (error) {
       logger.error({ err: error }, 'error while stopping')
@@ -79,16 +82,9 @@ export async function serve(config: Config): Promise<FastifyInstance> {
       `\nWarden created workspace "default" and its first admin API key.\nIt is shown only this once; store it now:\n\n    ${createdSecret}\n\nUse it as: Authorization: Bearer ${createdSecret}\n\n`,
     )
   }
+  // Both ports are bound before either is said to be listening: a start that fails on one never
+  // announced the other (the API's line is Fastify's, written as it binds: metrics bind first).
   try {
-    await app.listen({ port: config.port, host: config.host }).catch((error: unknown) => {
-      throw listenError(error, {
-        host: config.host,
-        port: config.port,
-        hostSetting: 'HOST',
-        portSetting: 'PORT',
-        instead: 'a free port',
-      })
-    })
     if (services.metrics) {
       metricsServer = await startMetricsServer(
         services.metrics,
@@ -103,14 +99,27 @@ export async function serve(config: Config): Promise<FastifyInstance> {
           instead: 'a free port, or to 0 to turn metrics off',
         })
       })
-      logger.info({ host: config.metricsHost, port: metricsServer.port }, 'metrics listening on /metrics')
     }
+    await app.listen({ port: config.port, host: config.host }).catch((error: unknown) => {
+      throw listenError(error, {
+        host: config.host,
+        port: config.port,
+        hostSetting: 'HOST',
+        portSetting: 'PORT',
+        instead: 'a free port',
+      })
+    })
+    if (metricsServer)
+      logger.info({ host: config.metricsHost, port: metricsServer.port }, 'metrics listening on /metrics')
   } catch (error) {
+    await metricsServer?.close()
     // The store holds the new key now, and a later start will not create another: show it even
     // though this start fails.
     showCreatedKey()
     throw error
   }
+  // Shown in the same turn as the listening line is logged, and so before it on standard output
+  // (the logger writes its lines at the end of the turn): whoever waits for that line has the key.
   showCreatedKey()
   // The evaluation pool's workers load the offline models (about 0.5 s each) after the server
   // listens, not before: start-up is not held, and evaluations run inline until a worker is up.

@@ -41,6 +41,8 @@ export type Message = NonNullable<Evaluation['redacted']>['messages'][number]
 export type TestCase = Schemas['PolicyTest']
 export type TestResult = Schemas['PolicyTestResult']
 export type TestRun = Schemas['PolicyTestRun']
+export type ApiKey = Schemas['ApiKey']
+export type ApiKeyCreated = Schemas['ApiKeyCreated']
 
 /** The JSON body of an operation's 200 answer: `Listed<'listPolicies'>` is a page of policies. */
 export type Listed<Op extends keyof operations> = operations[Op]['responses'] extends {

@@ -10,6 +10,22 @@ export function errorsAt(errors: readonly FieldError[], pointer: string, prefix 
   return errors.filter((e) => e.pointer === pointer || (prefix && e.pointer.startsWith(`${pointer}/`)))
 }
 
+/**
+ * A field's errors until the user changes it: editing the field answers its errors, so they leave
+ * the field (the summary at the top keeps what the server said until the next submit, which
+ * brings new errors). `dismiss` goes on the field's wrapper, where input and change events bubble
+ * up from any control inside.
+ */
+function useFieldErrors(errors: readonly FieldError[], pointer: string, nested = false) {
+  const [answered, setAnswered] = useState<readonly FieldError[]>([])
+  const all = errorsAt(errors, pointer, nested)
+  const shown = all.filter((e) => !answered.includes(e))
+  const dismiss = () => {
+    if (shown.length > 0) setAnswered(all)
+  }
+  return { shown, dismiss }
+}
+
 export interface ControlProps {
   id: string
   required?: boolean
@@ -35,7 +51,7 @@ export function Field(props: {
   children: (control: ControlProps) => ComponentChildren
 }) {
   const id = useId()
-  const mine = errorsAt(props.errors, props.pointer, props.nested)
+  const { shown: mine, dismiss } = useFieldErrors(props.errors, props.pointer, props.nested)
   const described = [props.hint ? `${id}-hint` : '', mine.length ? `${id}-error` : '']
     .filter(Boolean)
     .join(' ')
@@ -43,7 +59,11 @@ export function Field(props: {
   if (described) control['aria-describedby'] = described
   if (props.required) control.required = true
   return (
-    <div class={`field${mine.length ? ' invalid' : ''}${props.class ? ` ${props.class}` : ''}`}>
+    <div
+      class={`field${mine.length ? ' invalid' : ''}${props.class ? ` ${props.class}` : ''}`}
+      onInput={dismiss}
+      onChange={dismiss}
+    >
       <label for={id}>
         {props.label}
         {props.required && <span class="required"> (required)</span>}
@@ -74,12 +94,13 @@ export function CheckboxGroup(props: {
   onChange: (selected: string[]) => void
 }) {
   const id = useId()
-  const mine = errorsAt(props.errors, props.pointer, true)
+  const { shown: mine, dismiss } = useFieldErrors(props.errors, props.pointer, true)
   return (
     <fieldset
       class={`checkboxes${mine.length ? ' invalid' : ''}`}
       aria-describedby={mine.length ? `${id}-error` : undefined}
       data-pointer={props.pointer}
+      onChange={dismiss}
     >
       <legend>{props.legend}</legend>
       {props.hint && <p class="hint">{props.hint}</p>}

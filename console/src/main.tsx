@@ -3,6 +3,7 @@ import { type ComponentChildren, Fragment, render } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import { forgetKey, setUnauthenticatedHandler, storedKey } from './api'
 import { PageTitle } from './components'
+import { ApiKeysPage } from './pages/api-keys'
 import { ApplicationPage } from './pages/application'
 import { ApplicationsPage } from './pages/applications'
 import { EvaluationDetailPage, EvaluationLogPage } from './pages/evaluations'
@@ -18,6 +19,7 @@ type Page = { title: string; app?: string; node: ComponentChildren }
 /** Every page: its path pattern and what it shows for the matched parameters. */
 const ROUTES: [string, (p: Record<string, string>, query: URLSearchParams) => Page][] = [
   ['/applications', () => ({ title: 'Applications', node: <ApplicationsPage /> })],
+  ['/api-keys', () => ({ title: 'API keys', node: <ApiKeysPage /> })],
   [
     '/applications/:app',
     (p) => ({ title: p.app ?? '', app: p.app, node: <ApplicationPage appId={p.app ?? ''} /> }),
@@ -142,6 +144,11 @@ function App() {
                 </Link>
               </li>
               {page?.app && <AppNav appId={page.app} path={location.path} />}
+              <li>
+                <Link to="/api-keys" aria-current={location.path === '/api-keys' ? 'page' : undefined}>
+                  API keys
+                </Link>
+              </li>
             </ul>
           </nav>
         )}

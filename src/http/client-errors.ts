@@ -29,11 +29,6 @@ type ClientError = Omit<ConnectionError, 'rawPacket' | 'bytesParsed'> & {
   rawPacket?: unknown
 }
 
-interface HttpSocket extends Duplex {
-  /** The response Node is writing on this connection, if any (it attaches one at a time). */
-  _httpMessage?: ServerResponse | null
-}
-
 const invalid = (detail: string) => new AppError('malformed_request', detail)
 
 /** What each llhttp error means for the client, in the client's terms. */
@@ -115,12 +110,32 @@ function answerAndClose(socket: Duplex, answer: string): void {
 }
 
 /**
+ * The responses of each connection still open, in the order of their requests (Node writes
+ * pipelined answers in that order): the server's `request` event adds each (and
+ * `expectationFailed` its own), and each leaves when it closes, after its connection has been
+ * ended where it asked for that.
+ */
+const responses = new WeakMap<Duplex, Set<ServerResponse>>()
+
+function trackResponse(request: IncomingMessage, response: ServerResponse): void {
+  const open = responses.get(request.socket)
+  if (open === undefined) responses.set(request.socket, new Set([response]))
+  else open.add(response)
+  response.on('close', forgetResponse)
+}
+
+function forgetResponse(this: ServerResponse): void {
+  responses.get(this.req.socket)?.delete(this)
+}
+
+/**
  * Runs `then` once the answers to the complete requests before this point on the connection
  * have been written: a pipelined request that breaks the parser is answered after them, in
- * order, instead of ahead of them.
+ * order, instead of ahead of them. `then` gets the response still being written, if any: the
+ * one whose request the parser stopped in.
  */
-function afterEarlierAnswers(socket: HttpSocket, then: (inFlight: ServerResponse | null) => void): void {
-  const inFlight = socket._httpMessage ?? null
+function afterEarlierAnswers(socket: Duplex, then: (inFlight: ServerResponse | null) => void): void {
+  const inFlight: ServerResponse | null = responses.get(socket)?.values().next().value ?? null
   if (inFlight === null || !inFlight.req.complete) {
     then(inFlight)
     return
@@ -151,7 +166,7 @@ export function clientErrorHandler(
   const problem = clientErrorProblem(error)
   const id = randomUUID()
   this.log.debug({ reqId: id, code: error.code, reason: error.reason }, 'client error')
-  afterEarlierAnswers(socket as HttpSocket, (inFlight) => {
+  afterEarlierAnswers(socket, (inFlight) => {
     // Half of another answer is already on the wire: nothing can follow it.
     if (!socket.writable || inFlight?.headersSent) socket.destroy()
     else answerAndClose(socket, rawAnswer(problem, id))
@@ -160,6 +175,8 @@ export function clientErrorHandler(
 
 /** `Expect` other than 100-continue: Node would answer 417 without a body. */
 function expectationFailed(request: IncomingMessage, response: ServerResponse): void {
+  // Node emits no `request` for it: this answer is tracked here.
+  trackResponse(request, response)
   const id = requestId(request)
   const problem = new AppError(
     'expectation_failed',
@@ -182,7 +199,7 @@ function connectRefused(request: IncomingMessage, socket: Duplex): void {
   const id = requestId(request)
   // A CONNECT pipelined behind other requests is answered after them, and not at all when one
   // of their answers closed the connection.
-  afterEarlierAnswers(socket as HttpSocket, () => {
+  afterEarlierAnswers(socket, () => {
     if (socket.writable) answerAndClose(socket, rawAnswer(problem, id))
     else socket.destroy()
   })
@@ -216,6 +233,8 @@ function checkRequest(request: FastifyRequest, reply: FastifyReply, done: () => 
  * `http.requireHostHeader: false` server options go with it.
  */
 export function installClientErrors(app: FastifyInstance): void {
+  // Before Fastify's own listener, so that a response is known before it can be written.
+  app.server.prependListener('request', trackResponse)
   app.server.on('checkExpectation', expectationFailed)
   app.server.on('connect', connectRefused)
   app.addHook('onRequest', checkRequest)

@@ -1,9 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Metrics } from '../metrics.js'
+import { isDriverError } from '../store/dialect.js'
 import { StoreUnavailableError } from '../store/errors.js'
-
-/** A driver's own error: SQLite's `SQLITE_…` codes, PostgreSQL's five-character SQLSTATEs. */
-const DRIVER_CODE = /^(SQLITE_[A-Z_]+|[0-9A-Z]{5})$/
 
 /**
  * Records every answered request (by its route's pattern, never its URL) and the store errors
@@ -17,10 +15,7 @@ export function installMetrics(app: FastifyInstance, metrics: Metrics): void {
   })
   app.addHook('onError', (_request, _reply, error, done) => {
     if (error instanceof StoreUnavailableError) metrics.storeError('unavailable')
-    else {
-      const code = (error as { code?: unknown }).code
-      if (typeof code === 'string' && DRIVER_CODE.test(code)) metrics.storeError('query')
-    }
+    else if (isDriverError(error)) metrics.storeError('query')
     done()
   })
 }

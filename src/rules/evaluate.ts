@@ -65,8 +65,8 @@ export interface EvaluationOutcome {
   policies: PolicyResult[]
   /**
    * Every finding of the pii, keywords and regex rules, including those past a rule's cap of
-   * MAX_REPORTED_FINDINGS: what redaction replaces. Not enumerable, so it never reaches an
-   * answer, a log entry or a spread copy.
+   * MAX_REPORTED_FINDINGS: what redaction replaces. Never part of an answer or a log entry: those
+   * are built field by field, and their response schemas drop anything else.
    */
   readonly redactable: readonly Finding[]
 }
@@ -447,14 +447,13 @@ function decide(
       overrideResponse ??= (compiled[i] as CompiledPolicy).policy.override_response
     }
   }
-  const outcome = {
+  return {
     verdict,
     action: verdict === 'pass' ? 'allow' : overrideResponse === null ? 'block' : 'override',
     override_response: overrideResponse,
     policies: results,
-  } as EvaluationOutcome
-  Object.defineProperty(outcome, 'redactable', { value: redactable })
-  return outcome
+    redactable,
+  }
 }
 
 /**

@@ -110,6 +110,16 @@ const PolicySelectorSchema = Type.Union(
 /** The most draft policies one evaluation sends. */
 export const MAX_DRAFT_POLICIES = 20
 
+/**
+ * What an evaluation call says asked: an application (`api`) or a person trying policies out in
+ * the console's playground (`playground`).
+ */
+export const REQUEST_SOURCES = ['api', 'playground'] as const
+
+/** What asked for a logged evaluation: an evaluation call's source, or a guarded chat completion's check. */
+export const EVALUATION_SOURCES = [...REQUEST_SOURCES, 'chat_input', 'chat_output'] as const
+export type EvaluationSource = (typeof EVALUATION_SOURCES)[number]
+
 export const EvaluationRequestSchema = Type.Object(
   {
     messages: Type.Array(MessageSchema, {
@@ -152,6 +162,13 @@ export const EvaluationRequestSchema = Type.Object(
         description:
           'true: the answer also carries `redacted`, the conversation with every finding replaced by [KIND].',
         examples: [true],
+      }),
+    ),
+    source: Type.Optional(
+      Nullable(enumOf(REQUEST_SOURCES), {
+        description:
+          'What is asking, as the evaluation log records it: api (null or absent: the default) for an application’s own checks, playground for a person trying policies out (the console’s playground sends it). A playground evaluation is evaluated and logged like any other, is listed with `source=playground`, and is not counted in the evaluation metrics.',
+        examples: ['api'],
       }),
     ),
   },
@@ -333,10 +350,6 @@ export type Evaluation = Static<typeof EvaluationSchema>
 
 /** The evaluation log (docs/log-and-tests.md). */
 
-/** Where an evaluation came from: the evaluation call, or a guarded chat completion's input or output check. */
-export const EVALUATION_SOURCES = ['api', 'chat_input', 'chat_output'] as const
-export type EvaluationSource = (typeof EVALUATION_SOURCES)[number]
-
 /** What the log keeps of the evaluated texts (EVALUATION_LOG_CONTENT). */
 export const LOG_CONTENTS = ['redacted', 'none', 'full'] as const
 
@@ -378,7 +391,7 @@ export const LoggedEvaluationSchema = Type.Object(
     }),
     source: enumOf(EVALUATION_SOURCES, {
       description:
-        'What asked: api (POST …/evaluations), chat_input or chat_output (a guarded chat completion’s check of the conversation before, and of the reply after, the model call).',
+        'What asked: api (POST …/evaluations), playground (the same call from the console’s playground, its `source` playground), chat_input or chat_output (a guarded chat completion’s check of the conversation before, and of the reply after, the model call).',
       examples: ['api'],
     }),
     content: enumOf(LOG_CONTENTS, {
@@ -435,6 +448,13 @@ export const EvaluationListQuerySchema = Type.Object(
     cursor: ListQuerySchema.properties.cursor,
     verdict: Type.Optional(
       enumOf(VERDICTS, { description: 'Only evaluations with this verdict.', examples: ['fail'] }),
+    ),
+    source: Type.Optional(
+      enumOf(EVALUATION_SOURCES, {
+        description:
+          'Only evaluations that this asked for: api, playground, chat_input or chat_output (as each entry’s `source`).',
+        examples: ['playground'],
+      }),
     ),
     policy_id: Type.Optional(
       ResourceIdSchema({

@@ -54,7 +54,7 @@ export class ApiKeysService {
 
   /** Revokes a key of the caller's workspace; 404 for a key that is not there. */
   async revoke(workspaceId: string, id: string): Promise<void> {
-    const found = await this.deps.store.write((db) =>
+    const found = await this.deps.store.write(({ db }) =>
       revokeApiKey(db, id, this.deps.clock.nowSeconds(), workspaceId),
     )
     this.deps.authentication.forget()

@@ -82,14 +82,14 @@ export class ApplicationsService {
   }
 
   async get(workspaceId: string, id: string): Promise<Stored> {
-    const found = await findApplicationDocument(this.deps.store.db, workspaceId, id)
+    const found = await findApplicationDocument(this.deps.store.statements, workspaceId, id)
     if (!found) throw applicationNotFound(id)
     return { id, etag: found.etag, json: found.doc }
   }
 
   /** The application itself, parsed, for the services that act on its settings (404 if missing). */
   async find(workspaceId: string, id: string): Promise<Application> {
-    const row = await findApplication(this.deps.store.db, workspaceId, id)
+    const row = await findApplication(this.deps.store.statements, workspaceId, id)
     if (!row) throw applicationNotFound(id)
     return applicationFromColumns(row)
   }
@@ -97,7 +97,7 @@ export class ApplicationsService {
   /** One page, as the JSON text of the answer. */
   async list(workspaceId: string, limit: number, cursor?: string): Promise<string> {
     const after = decodeCursor(cursor) ?? 0
-    return documentPage(await listApplicationDocuments(this.deps.store.db, workspaceId, after, limit))
+    return documentPage(await listApplicationDocuments(this.deps.store.statements, workspaceId, after, limit))
   }
 
   /**
@@ -112,8 +112,8 @@ export class ApplicationsService {
     ifMatch: string | undefined,
   ): Promise<Stored> {
     assertSameId(patch.id, id)
-    return this.deps.store.write(async (trx) => {
-      const row = await findApplicationForUpdate(trx, workspaceId, id)
+    return this.deps.store.write(async (tx) => {
+      const row = await findApplicationForUpdate(tx, workspaceId, id)
       if (!row) throw applicationNotFound(id)
       assertIfMatch(ifMatch, row.etag)
       const current = applicationFromColumns(row)
@@ -135,18 +135,18 @@ export class ApplicationsService {
       const stored = { id, etag: newEtag(), json: applicationDocument(next) }
       // The ETag guard is a second line of defence should a lock ever be missing.
       const { created: _created, id: _id, ...changes } = columns(next, stored)
-      if (!(await updateApplication(trx, row.seq, row.etag, changes))) throw preconditionFailed()
+      if (!(await updateApplication(tx.db, row.seq, row.etag, changes))) throw preconditionFailed()
       return stored
     })
   }
 
   /** Deletes the application with its policies and their revisions, in one transaction. */
   async delete(workspaceId: string, id: string, ifMatch: string | undefined): Promise<void> {
-    await this.deps.store.write(async (trx) => {
-      const row = await findApplicationForUpdate(trx, workspaceId, id)
+    await this.deps.store.write(async (tx) => {
+      const row = await findApplicationForUpdate(tx, workspaceId, id)
       if (!row) throw applicationNotFound(id)
       assertIfMatch(ifMatch, row.etag)
-      if (!(await deleteApplication(trx, row.seq, row.etag))) throw preconditionFailed()
+      if (!(await deleteApplication(tx.db, row.seq, row.etag))) throw preconditionFailed()
     })
   }
 }

@@ -60,7 +60,7 @@ export class AuthenticationService {
   }
 
   private async lookup(hash: string): Promise<CachedKey | null> {
-    const row = await findApiKeyByHash(this.deps.store.db, hash)
+    const row = await findApiKeyByHash(this.deps.store.statements, hash)
     if (!row) return null
     // The index lookup already matched; compare again in constant time so that no code path
     // depends on how much of a hash matched.

@@ -53,7 +53,7 @@ export async function storeNewKey(
   input: NewKey,
 ): Promise<{ key: ApiKeyRow; secret: string }> {
   const secret = input.secret ?? generateSecret()
-  const key = await store.write((db) =>
+  const key = await store.write(({ db }) =>
     insertApiKey(db, {
       id: uuidv7(),
       workspace_id: input.workspaceId,

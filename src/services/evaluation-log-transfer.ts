@@ -1,9 +1,11 @@
 import type { Kysely } from 'kysely'
+import { EVALUATION_SOURCES, type EvaluationSource } from '../schemas/evaluations.js'
 import {
   evaluationsForExport,
   findApplicationSeq,
   insertEvaluationBatch,
 } from '../store/evaluations.repository.js'
+import type { Statements } from '../store/statements.js'
 import type { Database } from '../store/tables.js'
 
 /**
@@ -44,6 +46,7 @@ interface EntryFields {
   id: string
   created: number
   verdict: string
+  source: EvaluationSource
   policies: { id: string }[]
 }
 
@@ -52,6 +55,7 @@ function entryFields(entry: unknown): EntryFields | undefined {
   if (e === null || typeof e !== 'object') return undefined
   if (typeof e.id !== 'string' || !Number.isSafeInteger(e.created)) return undefined
   if (e.verdict !== 'pass' && e.verdict !== 'fail') return undefined
+  if (!(EVALUATION_SOURCES as readonly unknown[]).includes(e.source)) return undefined
   if (!Array.isArray(e.policies) || !e.policies.every((p) => typeof p?.id === 'string')) return undefined
   return e as EntryFields
 }
@@ -65,6 +69,7 @@ export class EvaluationLogImport {
   /** `fail` turns a line's problem into the import's error. */
   constructor(
     private readonly trx: Kysely<Database>,
+    private readonly statements: Statements,
     private readonly fail: (message: string) => Error,
   ) {}
 
@@ -75,7 +80,7 @@ export class EvaluationLogImport {
       throw this.fail(`line ${lineNumber} is not an evaluation log entry`)
     const key = `${workspaceId}\0${applicationId}`
     if (!this.applications.has(key))
-      this.applications.set(key, await findApplicationSeq(this.trx, workspaceId, applicationId))
+      this.applications.set(key, await findApplicationSeq(this.statements, workspaceId, applicationId))
     const appSeq = this.applications.get(key)
     if (appSeq === undefined)
       throw this.fail(
@@ -86,6 +91,7 @@ export class EvaluationLogImport {
       id: entry.id,
       created: entry.created,
       verdict: entry.verdict,
+      source: entry.source,
       policyIds: [...new Set(entry.policies.map((p) => p.id))],
       doc: JSON.stringify(record.entry),
     })

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
+import fastJson from 'fast-json-stringify'
 import type { EvaluationLogContent } from '../config.js'
 import { AppError, notFound } from '../errors.js'
 import { type ConversationInput, messageText } from '../rules/conversation.js'
@@ -111,16 +111,11 @@ export function logEntry(record: EvaluationRecord, content: EvaluationLogContent
 }
 
 /**
- * The entry's JSON text, by a serializer compiled from its schema: about 40% faster than
- * JSON.stringify on a typical entry (measured: 5.2 against 8.9 µs for 1.5 KB), on the path of
- * every evaluation.
+ * The entry's JSON text, by fast-json-stringify (the serializer Fastify compiles for a response
+ * schema) compiled from its schema: about 40% faster than JSON.stringify on a typical entry
+ * (measured: 5.2 against 8.9 µs for 1.5 KB), on the path of every evaluation.
  */
-const serializeEntry = SerializerSelector()({}, {})({
-  schema: LoggedEvaluationSchema,
-  method: 'GET',
-  url: '/v1/applications/:application_id/evaluations/:evaluation_id',
-  httpStatus: '200',
-}) as (entry: LoggedEvaluation) => string
+const serializeEntry: (entry: LoggedEvaluation) => string = fastJson(LoggedEvaluationSchema)
 
 const evaluationNotFound = (id: string) => notFound(`No evaluation "${id}" in this application's log`)
 
@@ -217,26 +212,33 @@ export class EvaluationLogService {
         id: entry.id,
         created: entry.created,
         verdict: entry.verdict,
+        source: entry.source,
         policyIds: [...new Set(entry.policies.map((p) => p.id))],
         doc: serializeEntry(entry),
       }
     })
     if (rows.length === 0) return
-    await store.write(async (db) => {
-      for (const row of rows) await insertEvaluation(db, row)
+    await store.write(async ({ statements }) => {
+      for (const row of rows) await insertEvaluation(statements, row)
     })
   }
 
   /** One page of an application's log, newest first, as the JSON text of the answer. */
   async list(workspaceId: string, applicationId: string, query: EvaluationListQuery): Promise<string> {
-    const { db } = this.deps.store
+    const { db, statements } = this.deps.store
     const after = decodeLogCursor(query.cursor)
-    const appSeq = await findApplicationSeq(db, workspaceId, applicationId)
+    const appSeq = await findApplicationSeq(statements, workspaceId, applicationId)
     if (appSeq === undefined) throw applicationNotFound(applicationId)
     const page = await listEvaluationDocuments(
       db,
       appSeq,
-      { verdict: query.verdict, policyId: query.policy_id, since: query.since, until: query.until },
+      {
+        verdict: query.verdict,
+        source: query.source,
+        policyId: query.policy_id,
+        since: query.since,
+        until: query.until,
+      },
       after,
       query.limit ?? 50,
     )
@@ -245,10 +247,10 @@ export class EvaluationLogService {
 
   /** One entry's JSON text; its id is its entity tag (an entry never changes). */
   async get(workspaceId: string, applicationId: string, id: string): Promise<{ json: string; etag: string }> {
-    const { db } = this.deps.store
-    const appSeq = await findApplicationSeq(db, workspaceId, applicationId)
+    const { statements } = this.deps.store
+    const appSeq = await findApplicationSeq(statements, workspaceId, applicationId)
     if (appSeq === undefined) throw applicationNotFound(applicationId)
-    const doc = await findEvaluationDocument(db, appSeq, id)
+    const doc = await findEvaluationDocument(statements, appSeq, id)
     if (doc === undefined) throw evaluationNotFound(id)
     return { json: doc, etag: id }
   }
@@ -272,7 +274,7 @@ export class EvaluationLogService {
       const first = expired[0]
       const last = expired[expired.length - 1]
       if (!first || !last) break
-      deleted += await store.write((db) => deleteEvaluations(db, first.seq, last.seq, cutoff))
+      deleted += await store.write(({ db }) => deleteEvaluations(db, first.seq, last.seq, cutoff))
       after = last.seq
       const took = performance.now() - started
       await (options.pause ? options.pause() : sleep(Math.max(RETENTION_PAUSE_MS, 2 * took)))

@@ -76,7 +76,10 @@ export type { EvaluationCaller } from './evaluation-log.service.js'
 export interface EvaluationOptions {
   /** Abandons judge calls still under way (the client went away). */
   signal?: AbortSignal
-  /** What asked, kept in the evaluation log: the evaluation call (`api`, the default) or a guarded chat completion's input or output check. */
+  /**
+   * What asked, kept in the evaluation log: a guarded chat completion's input or output check.
+   * Without it, the request's own `source` (`api`, the default, or `playground`).
+   */
   source?: EvaluationSource
   /**
    * The revisions to use, as an earlier evaluation of the same request used them (`decided.policies`),
@@ -229,7 +232,7 @@ export class EvaluationsService {
     const record: EvaluationRecord = {
       caller,
       appSeq,
-      source: options.source ?? 'api',
+      source: options.source ?? request.source ?? 'api',
       conversation,
       outcome,
       answer,
@@ -291,11 +294,15 @@ export class EvaluationsService {
     )
   }
 
-  /** Writes the log entries of evaluations made by `evaluateUnlogged`, all in one commit. */
+  /**
+   * Writes the log entries of evaluations made by `evaluateUnlogged`, all in one commit. The
+   * evaluation metrics count what the applications asked: a playground run is in the log only.
+   */
   async log(decided: readonly { answer: Evaluation; record: EvaluationRecord }[]): Promise<void> {
     await this.deps.log.recordAll(decided.map((d) => d.record))
     for (const { answer, record } of decided)
-      this.deps.metrics?.evaluation(record.caller.workspaceId, answer.application_id, answer)
+      if (record.source !== 'playground')
+        this.deps.metrics?.evaluation(record.caller.workspaceId, answer.application_id, answer)
   }
 
   /**
@@ -369,8 +376,8 @@ export class EvaluationsService {
     applicationId: string,
     budget: CompileBudget,
   ): Promise<StoredPolicies> {
-    const { db } = this.deps.store
-    const application = await findEvaluatedApplication(db, workspaceId, applicationId)
+    const { db, statements } = this.deps.store
+    const application = await findEvaluatedApplication(statements, workspaceId, applicationId)
     if (!application) throw applicationNotFound(applicationId)
     const policies: StoredPolicy[] = []
     for (const version of application.versions) {
@@ -393,15 +400,15 @@ export class EvaluationsService {
     selectors: NonNullable<EvaluationRequest['policies']>,
     budget: CompileBudget,
   ): Promise<StoredPolicies> {
-    const { db } = this.deps.store
-    const appSeq = await findApplicationSeq(db, workspaceId, applicationId)
+    const { db, statements } = this.deps.store
+    const appSeq = await findApplicationSeq(statements, workspaceId, applicationId)
     if (appSeq === undefined) throw applicationNotFound(applicationId)
     const errors: FieldError[] = []
     const compiled: StoredPolicy[] = []
     for (const [i, selector] of selectors.entries()) {
       const id = typeof selector === 'string' ? selector : selector.id
       const revision = typeof selector === 'string' ? null : (selector.revision ?? null)
-      const row = await findPolicy(db, workspaceId, applicationId, id)
+      const row = await findPolicy(statements, workspaceId, applicationId, id)
       if (!row) {
         errors.push({
           pointer: typeof selector === 'string' ? `/policies/${i}` : `/policies/${i}/id`,
@@ -518,8 +525,4 @@ export class EvaluationsService {
 }
 
 /** A pooled evaluation's outcome: its findings stayed in the worker, which made what derives from them. */
-function pooledOutcome(result: PoolResult): EvaluationOutcome {
-  const outcome = { ...result.outcome } as EvaluationOutcome
-  Object.defineProperty(outcome, 'redactable', { value: [] })
-  return outcome
-}
+const pooledOutcome = (result: PoolResult): EvaluationOutcome => ({ ...result.outcome, redactable: [] })

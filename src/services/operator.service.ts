@@ -7,8 +7,10 @@ import {
   findWorkspaceByName,
   insertWorkspace,
   listApiKeys,
+  listWorkspaces,
   reinstateApiKey,
   revokeApiKey,
+  type WorkspaceListRow,
 } from '../store/keys.repository.js'
 import type { ApiKeyRow, WorkspaceRow } from '../store/tables.js'
 import { toApiKey } from './api-keys.service.js'
@@ -42,13 +44,18 @@ export class OperatorService {
   ) {}
 
   async createWorkspace(name: string): Promise<WorkspaceRow> {
-    return this.deps.store.write((db) =>
+    return this.deps.store.write(({ db }) =>
       insertWorkspace(db, { id: uuidv7(), name, created: this.deps.clock.nowSeconds() }),
     )
   }
 
   async findWorkspace(name: string): Promise<WorkspaceRow | undefined> {
     return findWorkspaceByName(this.deps.store.db, name)
+  }
+
+  /** Every workspace, oldest first, with how many of its keys work now. */
+  async listWorkspaces(): Promise<WorkspaceListRow[]> {
+    return listWorkspaces(this.deps.store.db, this.deps.clock.nowSeconds())
   }
 
   async createKey(input: NewKey): Promise<{ key: ApiKeyRow; secret: string }> {
@@ -67,7 +74,7 @@ export class OperatorService {
 
   /** Returns false when no such key exists. The key fails from the next request on. */
   async revokeKey(id: string): Promise<boolean> {
-    const found = await this.deps.store.write((db) => revokeApiKey(db, id, this.deps.clock.nowSeconds()))
+    const found = await this.deps.store.write(({ db }) => revokeApiKey(db, id, this.deps.clock.nowSeconds()))
     this.deps.authentication.forget()
     return found
   }
@@ -81,12 +88,12 @@ export class OperatorService {
     const { store } = this.deps
     if (adminKey !== null) {
       const workspace = await this.ensureWorkspace(DEFAULT_WORKSPACE)
-      const existing = await findApiKeyByHash(store.db, hashSecret(adminKey))
+      const existing = await findApiKeyByHash(store.statements, hashSecret(adminKey))
       if (existing) {
         if (existing.workspace_id !== workspace.id) {
           throw new Error('WARDEN_ADMIN_KEY is already a key of another workspace')
         }
-        await store.write((db) => reinstateApiKey(db, existing.id, toJson(['admin'])))
+        await store.write(({ db }) => reinstateApiKey(db, existing.id, toJson(['admin'])))
       } else {
         await this.createKey({
           workspaceId: workspace.id,

@@ -1,4 +1,3 @@
-import type { Kysely } from 'kysely'
 import { conflict, invalid, notFound } from '../errors.js'
 import { normalizeRule } from '../rules/validation.js'
 import type {
@@ -26,7 +25,8 @@ import {
   updatePolicy,
 } from '../store/policies.repository.js'
 import { policyTestVersions, testVersions } from '../store/policy-tests.repository.js'
-import type { Database, PolicyRevisionRow } from '../store/tables.js'
+import type { Statements } from '../store/statements.js'
+import type { PolicyRevisionRow } from '../store/tables.js'
 import type { Clock } from './clock.js'
 import { policyDocument, policyFromColumns, type Stored } from './documents.js'
 import { type PolicyTestsService, testsFailed } from './policy-tests.service.js'
@@ -153,19 +153,19 @@ export class PoliciesService {
   }
 
   async get(workspaceId: string, applicationId: string, id: string): Promise<Stored> {
-    const found = await findPolicyDocument(this.deps.store.db, workspaceId, applicationId, id)
-    if (!found) throw await this.missing(this.deps.store.db, workspaceId, applicationId, id)
+    const { statements } = this.deps.store
+    const found = await findPolicyDocument(statements, workspaceId, applicationId, id)
+    if (!found) throw await this.missing(statements, workspaceId, applicationId, id)
     return { id, etag: found.etag, json: found.doc }
   }
 
   /** One page, as the JSON text of the answer. */
   async list(workspaceId: string, applicationId: string, limit: number, cursor?: string): Promise<string> {
     const after = decodeCursor(cursor) ?? 0
-    if (!(await applicationExists(this.deps.store.db, workspaceId, applicationId)))
+    const { statements } = this.deps.store
+    if (!(await applicationExists(statements, workspaceId, applicationId)))
       throw applicationNotFound(applicationId)
-    return documentPage(
-      await listPolicyDocuments(this.deps.store.db, workspaceId, applicationId, after, limit),
-    )
+    return documentPage(await listPolicyDocuments(statements, workspaceId, applicationId, after, limit))
   }
 
   /**
@@ -189,10 +189,10 @@ export class PoliciesService {
     assertSameId(patch.id, id)
     const tests = options.skipTests ? undefined : this.deps.tests
     const key = { workspaceId, applicationId, policyId: id }
-    const { db } = this.deps.store
+    const { statements } = this.deps.store
     for (let attempt = 1; ; attempt++) {
-      const row = await findPolicy(db, workspaceId, applicationId, id)
-      if (!row) throw await this.missing(db, workspaceId, applicationId, id)
+      const row = await findPolicy(statements, workspaceId, applicationId, id)
+      if (!row) throw await this.missing(statements, workspaceId, applicationId, id)
       assertIfMatch(ifMatch, row.etag)
       const current = policyFromColumns(row)
       const next = patched(current, patch)
@@ -232,16 +232,16 @@ export class PoliciesService {
     ifMatch: string | undefined,
     tested: { checked: string; content: string | null; cases: string | null },
   ): Promise<Stored> {
-    return this.deps.store.write(async (trx) => {
-      const row = await findPolicyForUpdate(trx, workspaceId, applicationId, id)
-      if (!row) throw await this.missing(trx, workspaceId, applicationId, id)
+    return this.deps.store.write(async (tx) => {
+      const row = await findPolicyForUpdate(tx, workspaceId, applicationId, id)
+      if (!row) throw await this.missing(tx.statements, workspaceId, applicationId, id)
       assertIfMatch(ifMatch, row.etag)
       const current = policyFromColumns(row)
       const next = patched(current, patch)
       if (checkedPart(next) !== tested.checked) throw new ChangedMeanwhile()
       if (tested.cases !== null) {
         const key = { workspaceId, applicationId, policyId: id }
-        if ((await policyTestVersions(trx, key)) !== tested.cases) throw new ChangedMeanwhile()
+        if ((await policyTestVersions(tx.db, key)) !== tested.cases) throw new ChangedMeanwhile()
         if (tested.content !== null && JSON.stringify(next) !== tested.content) throw new ChangedMeanwhile()
       }
       if (sameContent(next, current)) return { id, etag: row.etag, json: row.doc }
@@ -260,7 +260,7 @@ export class PoliciesService {
         ...changes
       } = columns(policy, content, stored)
       // The version being replaced becomes a past revision; the new one lives in the row.
-      await insertPolicyRevision(trx, {
+      await insertPolicyRevision(tx.statements, {
         workspace_id: workspaceId,
         application_id: applicationId,
         policy_id: id,
@@ -268,7 +268,7 @@ export class PoliciesService {
         ...storedContent(current),
         created: row.updated,
       })
-      if (!(await updatePolicy(trx, row.seq, row.etag, changes))) throw preconditionFailed()
+      if (!(await updatePolicy(tx.db, row.seq, row.etag, changes))) throw preconditionFailed()
       return stored
     })
   }
@@ -280,11 +280,11 @@ export class PoliciesService {
     id: string,
     ifMatch: string | undefined,
   ): Promise<void> {
-    await this.deps.store.write(async (trx) => {
-      const row = await findPolicyForUpdate(trx, workspaceId, applicationId, id)
-      if (!row) throw await this.missing(trx, workspaceId, applicationId, id)
+    await this.deps.store.write(async (tx) => {
+      const row = await findPolicyForUpdate(tx, workspaceId, applicationId, id)
+      if (!row) throw await this.missing(tx.statements, workspaceId, applicationId, id)
       assertIfMatch(ifMatch, row.etag)
-      if (!(await deletePolicy(trx, row.seq, row.etag))) throw preconditionFailed()
+      if (!(await deletePolicy(tx.db, row.seq, row.etag))) throw preconditionFailed()
     })
   }
 
@@ -297,11 +297,12 @@ export class PoliciesService {
     cursor?: string,
   ): Promise<Page<Policy>> {
     const before = decodeCursor(cursor) ?? Number.MAX_SAFE_INTEGER
-    const policy = await findPolicy(this.deps.store.db, workspaceId, applicationId, id)
-    if (!policy) throw await this.missing(this.deps.store.db, workspaceId, applicationId, id)
+    const { db, statements } = this.deps.store
+    const policy = await findPolicy(statements, workspaceId, applicationId, id)
+    if (!policy) throw await this.missing(statements, workspaceId, applicationId, id)
     const versions = policy.revision < before ? [policyFromColumns(policy)] : []
     const key: RevisionKey = { workspaceId, applicationId, policyId: id }
-    const past = await listPolicyRevisions(this.deps.store.db, key, before, limit + 1 - versions.length)
+    const past = await listPolicyRevisions(db, key, before, limit + 1 - versions.length)
     for (const row of past) versions.push(revisionToPolicy(row, policy.created))
     return toPage(
       versions,
@@ -317,21 +318,18 @@ export class PoliciesService {
     id: string,
     revision: number,
   ): Promise<Policy> {
-    const policy = await findPolicy(this.deps.store.db, workspaceId, applicationId, id)
-    if (!policy) throw await this.missing(this.deps.store.db, workspaceId, applicationId, id)
+    const { db, statements } = this.deps.store
+    const policy = await findPolicy(statements, workspaceId, applicationId, id)
+    if (!policy) throw await this.missing(statements, workspaceId, applicationId, id)
     if (revision === policy.revision) return policyFromColumns(policy)
-    const row = await findPolicyRevision(
-      this.deps.store.db,
-      { workspaceId, applicationId, policyId: id },
-      revision,
-    )
+    const row = await findPolicyRevision(db, { workspaceId, applicationId, policyId: id }, revision)
     if (!row) throw notFound(`Policy "${id}" has no revision ${revision}; its latest is ${policy.revision}`)
     return revisionToPolicy(row, policy.created)
   }
 
   /** Says which is missing: the application or the policy. */
-  private async missing(db: Kysely<Database>, workspaceId: string, applicationId: string, id: string) {
-    return (await applicationExists(db, workspaceId, applicationId))
+  private async missing(statements: Statements, workspaceId: string, applicationId: string, id: string) {
+    return (await applicationExists(statements, workspaceId, applicationId))
       ? policyNotFound(applicationId, id)
       : applicationNotFound(applicationId)
   }

@@ -1,6 +1,5 @@
 import { performance } from 'node:perf_hooks'
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
-import type { Kysely } from 'kysely'
 import { v7 as uuidv7 } from 'uuid'
 import { AppError, conflict, type FieldError, invalid, notFound } from '../errors.js'
 import type { Judge } from '../judge/judge.js'
@@ -29,7 +28,7 @@ import {
   type PolicyTestRunRequest,
 } from '../schemas/policy-tests.js'
 import { applicationExists } from '../store/applications.repository.js'
-import type { Store } from '../store/database.js'
+import type { Store, StoreTransaction } from '../store/database.js'
 import { fromJson, isUniqueViolation, toJson } from '../store/dialect.js'
 import { findPolicy, findPolicyForUpdate } from '../store/policies.repository.js'
 import {
@@ -42,7 +41,8 @@ import {
   type PolicyKey,
   updatePolicyTest,
 } from '../store/policy-tests.repository.js'
-import type { Database, PolicyTestRow } from '../store/tables.js'
+import type { Statements } from '../store/statements.js'
+import type { PolicyTestRow } from '../store/tables.js'
 import type { Clock } from './clock.js'
 import { pageJson, policyFromColumns, type Stored } from './documents.js'
 import {
@@ -199,18 +199,18 @@ export class PolicyTestsService {
     }
     const key = { workspaceId, applicationId, policyId }
     const etag = newEtag()
-    const write = async (trx: Kysely<Database>) => {
+    const write = async (tx: StoreTransaction) => {
       // The policy row stays locked (where the store needs it) while the count and the insert
       // run, so concurrent creates cannot pass the cap together.
-      const policy = await findPolicyForUpdate(trx, workspaceId, applicationId, policyId)
-      if (!policy) throw await this.missing(trx, key)
-      if ((await findPolicyTest(trx, key, test.id)) !== undefined) throw this.duplicate(key, test.id)
-      if ((await countPolicyTests(trx, key)) >= MAX_TESTS_PER_POLICY) {
+      const policy = await findPolicyForUpdate(tx, workspaceId, applicationId, policyId)
+      if (!policy) throw await this.missing(tx.statements, key)
+      if ((await findPolicyTest(tx.db, key, test.id)) !== undefined) throw this.duplicate(key, test.id)
+      if ((await countPolicyTests(tx.db, key)) >= MAX_TESTS_PER_POLICY) {
         throw conflict(
           `Policy "${policyId}" already has ${MAX_TESTS_PER_POLICY} test cases, the most it may hold`,
         )
       }
-      await insertPolicyTest(trx, {
+      await insertPolicyTest(tx.statements, {
         workspace_id: workspaceId,
         application_id: applicationId,
         policy_id: policyId,
@@ -227,7 +227,7 @@ export class PolicyTestsService {
     try {
       await this.deps.store.write(write)
     } catch (error) {
-      // The insert's own failure arrives with the commit (runStatement): map it here.
+      // The insert's own failure arrives with the commit (Statements.run): map it here.
       if (isUniqueViolation(error)) throw this.duplicate(key, test.id)
       throw error
     }
@@ -237,7 +237,7 @@ export class PolicyTestsService {
   async get(workspaceId: string, applicationId: string, policyId: string, id: string): Promise<Stored> {
     const key = { workspaceId, applicationId, policyId }
     const row = await findPolicyTest(this.deps.store.db, key, id)
-    if (!row) throw await this.missing(this.deps.store.db, key, id)
+    if (!row) throw await this.missing(this.deps.store.statements, key, id)
     return { id, etag: row.etag, json: JSON.stringify(testFromRow(row)) }
   }
 
@@ -251,8 +251,9 @@ export class PolicyTestsService {
   ): Promise<string> {
     const after = decodeCursor(cursor) ?? 0
     const key = { workspaceId, applicationId, policyId }
-    const { db } = this.deps.store
-    if (!(await findPolicy(db, workspaceId, applicationId, policyId))) throw await this.missing(db, key)
+    const { db, statements } = this.deps.store
+    if (!(await findPolicy(statements, workspaceId, applicationId, policyId)))
+      throw await this.missing(statements, key)
     const rows = await listPolicyTests(db, key, after, limit + 1)
     const page = rows.slice(0, limit)
     const last = page[page.length - 1]
@@ -273,9 +274,9 @@ export class PolicyTestsService {
   ): Promise<Stored> {
     assertSameId(patch.id, id)
     const key = { workspaceId, applicationId, policyId }
-    return this.deps.store.write(async (trx) => {
-      const row = await findPolicyTest(trx, key, id)
-      if (!row) throw await this.missing(trx, key, id)
+    return this.deps.store.write(async (tx) => {
+      const row = await findPolicyTest(tx.db, key, id)
+      if (!row) throw await this.missing(tx.statements, key, id)
       assertIfMatch(ifMatch, row.etag)
       const current = testFromRow(row)
       const next: PolicyTest = {
@@ -296,7 +297,7 @@ export class PolicyTestsService {
       }
       next.updated = Math.max(this.deps.clock.nowSeconds(), current.updated)
       const etag = newEtag()
-      const changed = await updatePolicyTest(trx, row.seq, row.etag, {
+      const changed = await updatePolicyTest(tx.db, row.seq, row.etag, {
         name: next.name,
         messages: toJson(next.messages),
         context: next.context === null ? null : toJson(next.context),
@@ -317,11 +318,11 @@ export class PolicyTestsService {
     ifMatch: string | undefined,
   ): Promise<void> {
     const key = { workspaceId, applicationId, policyId }
-    await this.deps.store.write(async (trx) => {
-      const row = await findPolicyTest(trx, key, id)
-      if (!row) throw await this.missing(trx, key, id)
+    await this.deps.store.write(async (tx) => {
+      const row = await findPolicyTest(tx.db, key, id)
+      if (!row) throw await this.missing(tx.statements, key, id)
       assertIfMatch(ifMatch, row.etag)
-      if (!(await deletePolicyTest(trx, row.seq, row.etag))) throw preconditionFailed()
+      if (!(await deletePolicyTest(tx.db, row.seq, row.etag))) throw preconditionFailed()
     })
   }
 
@@ -334,10 +335,10 @@ export class PolicyTestsService {
     signal?: AbortSignal,
   ): Promise<PolicyTestRun> {
     const key = { workspaceId, applicationId, policyId }
-    const { db } = this.deps.store
+    const { db, statements } = this.deps.store
     const draft = request.draft ? await this.checkedDraft(workspaceId, policyId, request.draft) : null
-    const row = await findPolicy(db, workspaceId, applicationId, policyId)
-    if (!row) throw await this.missing(db, key)
+    const row = await findPolicy(statements, workspaceId, applicationId, policyId)
+    if (!row) throw await this.missing(statements, key)
     const policy = draft ?? evaluablePolicy(policyFromColumns(row))
     const cases = await listAllPolicyTests(db, key)
     const results = await this.runCases(key, policy, cases, signal)
@@ -447,10 +448,11 @@ export class PolicyTestsService {
   }
 
   /** Says which is missing: the application, the policy or the case. */
-  private async missing(db: Kysely<Database>, key: PolicyKey, id?: string): Promise<AppError> {
+  private async missing(statements: Statements, key: PolicyKey, id?: string): Promise<AppError> {
     const { workspaceId, applicationId, policyId } = key
-    if (!(await applicationExists(db, workspaceId, applicationId))) return applicationNotFound(applicationId)
-    if (!(await findPolicy(db, workspaceId, applicationId, policyId)))
+    if (!(await applicationExists(statements, workspaceId, applicationId)))
+      return applicationNotFound(applicationId)
+    if (!(await findPolicy(statements, workspaceId, applicationId, policyId)))
       return policyNotFound(applicationId, policyId)
     return notFound(`No test case "${id}" in policy "${policyId}"`)
   }

@@ -1,6 +1,7 @@
 import type { Store } from '../store/database.js'
 import { fromJson, toJson } from '../store/dialect.js'
 import { deleteCurrentRevisionRows } from '../store/policies.repository.js'
+import { kyselyStatements } from '../store/statements.js'
 import { pagesBySeq } from '../store/table-scan.js'
 import type { Database } from '../store/tables.js'
 import {
@@ -153,7 +154,11 @@ export class TransferService {
         if (batchKind && batch.length > 0) await insertRows(trx, TABLE[batchKind], batch)
         batch = []
       }
-      const log = new EvaluationLogImport(trx, (message) => new ImportError(message))
+      const log = new EvaluationLogImport(
+        trx,
+        kyselyStatements(trx, this.store.dialect),
+        (message) => new ImportError(message),
+      )
       let lineNumber = 0
       let sawHeader = false
       for await (const raw of lines) {

@@ -1,7 +1,13 @@
 import type { Kysely, Updateable } from 'kysely'
-import type { Store } from './database.js'
+import type { Store, StoreTransaction } from './database.js'
 import { needsRowLocks } from './dialect.js'
-import { type DocumentPage, findPrepared, runDocumentPage, runInsert } from './prepared-queries.js'
+import {
+  type DocumentPage,
+  defineInsert,
+  definePage,
+  defineStatement,
+  type Statements,
+} from './statements.js'
 import type { ApplicationRow, ApplicationsTable, Database, NewApplication } from './tables.js'
 
 type Db = Kysely<Database>
@@ -20,70 +26,95 @@ const APPLICATION_COLUMNS = [
   'doc',
 ] as const satisfies readonly (keyof NewApplication)[]
 
-export async function insertApplication(db: Db, row: NewApplication): Promise<void> {
-  await runInsert(db, 'applications', APPLICATION_COLUMNS, row)
+const insert = defineInsert<NewApplication>('insertApplication', 'applications', APPLICATION_COLUMNS)
+
+export async function insertApplication(statements: Statements, row: NewApplication): Promise<void> {
+  await statements.run(insert, row)
 }
 
 /** Stores a new application: one statement, atomic by itself, so it runs without a transaction. */
 export const createApplication = (store: Store, row: NewApplication): Promise<void> =>
-  store.writeOne((db) => insertApplication(db, row))
+  store.writeOne((tx) => insertApplication(tx.statements, row))
+
+/** An application by its workspace and id. */
+interface ApplicationKey {
+  workspaceId: string
+  id: string
+}
+
+const selectApplication = (db: Db, key: ApplicationKey) =>
+  db.selectFrom('applications').where('workspace_id', '=', key.workspaceId).where('id', '=', key.id)
+
+const findDocument = defineStatement('findApplicationDocument', (db, key: ApplicationKey) =>
+  selectApplication(db, key).select(['etag', 'doc']),
+)
 
 /** The stored JSON text of one application and its entity tag: all a read sends. */
 export async function findApplicationDocument(
-  db: Db,
+  statements: Statements,
   workspaceId: string,
   id: string,
 ): Promise<{ etag: string; doc: string } | undefined> {
-  const build = () =>
-    db.selectFrom('applications').select(['etag', 'doc']).where('workspace_id', '=', '').where('id', '=', '')
-  return findPrepared(db, 'findApplicationDocument', build, [workspaceId, id])
+  return statements.first(findDocument, { workspaceId, id })
 }
 
-const selectApplication = (db: Db, workspaceId: string, id: string) =>
-  db.selectFrom('applications').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id)
+const find = defineStatement('findApplication', (db, key: ApplicationKey) =>
+  selectApplication(db, key).selectAll(),
+)
 
 export async function findApplication(
-  db: Db,
+  statements: Statements,
   workspaceId: string,
   id: string,
 ): Promise<ApplicationRow | undefined> {
-  return findPrepared(db, 'findApplication', () => selectApplication(db, '', ''), [workspaceId, id])
+  return statements.first(find, { workspaceId, id })
 }
+
+/** The sequence of an application's row: what its policies' and log entries' rows refer to. */
+export const findApplicationSeqStatement = defineStatement('findApplicationSeq', (db, key: ApplicationKey) =>
+  selectApplication(db, key).select('seq'),
+)
 
 /**
  * Reads an application to change it, inside a write transaction: where the store needs it, the
  * row stays locked until the transaction ends.
  */
 export async function findApplicationForUpdate(
-  trx: Db,
+  tx: Pick<StoreTransaction, 'db' | 'dialect'>,
   workspaceId: string,
   id: string,
 ): Promise<ApplicationRow | undefined> {
-  const query = selectApplication(trx, workspaceId, id)
-  return (needsRowLocks(trx) ? query.forUpdate() : query).executeTakeFirst()
+  const query = selectApplication(tx.db, { workspaceId, id }).selectAll()
+  return (needsRowLocks(tx.dialect) ? query.forUpdate() : query).executeTakeFirst()
 }
 
-export async function applicationExists(db: Db, workspaceId: string, id: string): Promise<boolean> {
-  const build = () =>
-    db.selectFrom('applications').select('seq').where('workspace_id', '=', '').where('id', '=', '')
-  return (await findPrepared(db, 'applicationExists', build, [workspaceId, id])) !== undefined
+export async function applicationExists(
+  statements: Statements,
+  workspaceId: string,
+  id: string,
+): Promise<boolean> {
+  return (await statements.first(findApplicationSeqStatement, { workspaceId, id })) !== undefined
 }
+
+const listPage = definePage(
+  'listApplicationDocuments',
+  (db, p: { workspaceId: string; afterSeq: number }, columns) =>
+    db
+      .selectFrom('applications')
+      .select(columns)
+      .where('workspace_id', '=', p.workspaceId)
+      .where('seq', '>', p.afterSeq)
+      .orderBy('seq'),
+)
 
 /** One page in creation order, as stored JSON texts: the rows after `afterSeq`, at most `limit`. */
 export async function listApplicationDocuments(
-  db: Db,
+  statements: Statements,
   workspaceId: string,
   afterSeq: number,
   limit: number,
 ): Promise<DocumentPage> {
-  const query = (columns: readonly ('seq' | 'doc')[]) =>
-    db
-      .selectFrom('applications')
-      .select(columns)
-      .where('workspace_id', '=', '')
-      .where('seq', '>', 0)
-      .orderBy('seq')
-  return runDocumentPage(db, 'listApplicationDocuments', query, [workspaceId, afterSeq], limit)
+  return statements.page(listPage, { workspaceId, afterSeq }, limit)
 }
 
 /**

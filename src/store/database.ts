@@ -9,23 +9,38 @@ import type { DialectName } from './dialect.js'
 import { rethrowStoreError, withOutageErrors } from './errors.js'
 import { GroupCommit } from './group-commit.js'
 import { withNamedStatements } from './pg-named-statements.js'
-import { type DirectConnection, runPreparedQueriesOn } from './prepared-queries.js'
 import { SqliteWriter, writerDialect } from './sqlite-writer.js'
+import { type DirectConnection, directStatements, kyselyStatements, type Statements } from './statements.js'
 import type { Database } from './tables.js'
 
-export interface Store {
+/** What a write runs on: Kysely for the queries it builds, and the statements of the fast path. */
+export interface StoreTransaction {
   readonly db: Kysely<Database>
   readonly dialect: DialectName
+  /** On SQLite, the writer thread's connection that holds the group commit (statements.ts). */
+  readonly statements: Statements
+}
+
+export interface Store {
+  /** Kysely, for the queries built per call. Reads outside a write run on the read side. */
+  readonly db: Kysely<Database>
+  readonly dialect: DialectName
+  /**
+   * The fast path (statements.ts): on SQLite the read-only connection, run synchronously inside
+   * this turn's read snapshot (`withTurnSnapshots`), a write given to it running alone on the
+   * writer; on PostgreSQL the pool, as named statements.
+   */
+  readonly statements: Statements
   /**
    * Runs a write atomically: on SQLite grouped with the writes that arrive with it into one
    * commit, on PostgreSQL in a transaction of its own. Resolves once the write is durable.
    */
-  write<T>(fn: (db: Kysely<Database>) => Promise<T>): Promise<T>
+  write<T>(fn: (tx: StoreTransaction) => Promise<T>): Promise<T>
   /**
    * Runs a write that is exactly one statement, atomic by itself: on SQLite grouped like
    * `write`, on PostgreSQL alone, without the BEGIN and COMMIT round trips of a transaction.
    */
-  writeOne<T>(fn: (db: Kysely<Database>) => Promise<T>): Promise<T>
+  writeOne<T>(fn: (tx: StoreTransaction) => Promise<T>): Promise<T>
   /** Resolves when the store answers a trivial query. */
   ping(): Promise<void>
   close(): Promise<void>
@@ -64,7 +79,7 @@ function withStatementCache(database: SQLite.Database) {
     return statement
   }
   const inTransaction = database.transaction((read: () => unknown) => read())
-  /** Runs statements on this connection without Kysely (prepared-queries.ts). */
+  /** Runs statements on this connection without Kysely (statements.ts). */
   // An outage (a full disk, an I/O error, a lock held past the busy timeout) is raised as the
   // store's own StoreUnavailableError; every other error passes through as it is.
   const direct: DirectConnection = {
@@ -186,11 +201,13 @@ function openSqlite(config: Extract<StoreConfig, { kind: 'sqlite' }>): Store {
     reader = withTurnSnapshots(connection, () => writer.commits)
   }
   const db = new Kysely<Database>({ dialect: withOutageErrors(writerDialect(writer, reader?.direct)) })
-  if (reader) runPreparedQueriesOn(db, reader.direct)
-  const groupCommit = new GroupCommit(db, writer)
+  const throughKysely = kyselyStatements(db, 'sqlite')
+  const groupCommit = new GroupCommit(db, 'sqlite', writer)
   return {
     db,
     dialect: 'sqlite',
+    // A `:memory:` store has no read connection: its reads take their turn on the writer.
+    statements: reader ? directStatements(reader.direct, throughKysely) : throughKysely,
     write: (fn) => groupCommit.run(fn),
     writeOne: (fn) => groupCommit.run(fn),
     async ping() {
@@ -229,11 +246,18 @@ function openPostgres(config: Extract<StoreConfig, { kind: 'postgres' }>): Store
   const db = new Kysely<Database>({
     dialect: withOutageErrors(new PostgresDialect({ pool: withNamedStatements(pool) })),
   })
+  const statements = kyselyStatements(db, 'postgres')
   return {
     db,
     dialect: 'postgres',
-    write: (fn) => db.transaction().execute(fn),
-    writeOne: (fn) => fn(db),
+    statements,
+    write: (fn) =>
+      db
+        .transaction()
+        .execute((trx) =>
+          fn({ db: trx, dialect: 'postgres', statements: kyselyStatements(trx, 'postgres') }),
+        ),
+    writeOne: (fn) => fn({ db, dialect: 'postgres', statements }),
     async ping() {
       await sql`select 1`.execute(db)
     },

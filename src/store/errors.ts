@@ -6,6 +6,7 @@ import type {
   QueryResult,
   TransactionSettings,
 } from 'kysely'
+import { isOutage } from './dialect.js'
 
 /**
  * The store could not be reached, or is overloaded: the request may succeed if retried. The
@@ -17,42 +18,6 @@ export class StoreUnavailableError extends Error {
     super(`the store is unavailable: ${cause instanceof Error ? cause.message : String(cause)}`, { cause })
     this.name = 'StoreUnavailableError'
   }
-}
-
-interface DriverError {
-  code?: unknown
-}
-
-const UNAVAILABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EPIPE',
-  'ENOTFOUND',
-  'EHOSTUNREACH',
-  '57P01', // admin_shutdown
-  '57P02', // crash_shutdown
-  '57P03', // cannot_connect_now
-  '53300', // too_many_connections
-  '08000',
-  '08003',
-  '08006',
-  '57014', // statement timeout
-  'SQLITE_BUSY',
-  'SQLITE_LOCKED',
-  'SQLITE_FULL',
-  'SQLITE_CANTOPEN',
-])
-
-/** Whether a driver's error means the store is out of reach (rather than a bad statement). */
-function isOutage(error: unknown): boolean {
-  const code = (error as DriverError | null)?.code
-  if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('SQLITE_IOERR')))
-    return true
-  const message = error instanceof Error ? error.message : ''
-  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(
-    message,
-  )
 }
 
 /** Rethrows a driver's error, as `StoreUnavailableError` when it means an outage. */

@@ -1,5 +1,6 @@
-import { CompiledQuery, type Kysely, type SelectQueryBuilder, sql } from 'kysely'
-import { allPrepared, findPrepared, runInsert, runStatement } from './prepared-queries.js'
+import { type Kysely, type SelectQueryBuilder, sql } from 'kysely'
+import { findApplicationSeqStatement } from './applications.repository.js'
+import { defineInsert, defineStatement, type Statements } from './statements.js'
 import type { Database, EvaluationsTable } from './tables.js'
 
 type Db = Kysely<Database>
@@ -11,49 +12,45 @@ export interface NewEvaluationEntry {
   id: string
   created: number
   verdict: string
+  /** What asked (`EvaluationSource`). */
+  source: string
   /** Every policy id the evaluation evaluated, once each. */
   policyIds: readonly string[]
   doc: string
 }
 
-const ENTRY_COLUMNS = ['app_seq', 'id', 'created', 'verdict', 'doc'] as const
+const insertEntry = defineInsert<
+  Pick<EvaluationsTable, 'app_seq' | 'id' | 'created' | 'verdict' | 'source' | 'doc'>
+>('insertEvaluation', 'evaluations', ['app_seq', 'id', 'created', 'verdict', 'source', 'doc'])
 
-/** The statement that files one entry under one policy, compiled once per dialect. */
-const policyRowSql = new WeakMap<object, string>()
-function policyRow(db: Db, policyId: string, id: string): CompiledQuery {
-  const dialect = db.getExecutor().adapter.constructor
-  let text = policyRowSql.get(dialect)
-  if (text === undefined) {
-    text = db
-      .insertInto('evaluation_policies')
-      .columns(['seq', 'policy_id', 'app_seq', 'created', 'verdict'])
-      .expression((eb) =>
-        eb
-          .selectFrom('evaluations')
-          .select((s) => ['seq', s.val('').as('policy_id'), 'app_seq', 'created', 'verdict'])
-          .where('id', '=', ''),
-      )
-      .compile().sql
-    policyRowSql.set(dialect, text)
-  }
-  return CompiledQuery.raw(text, [policyId, id])
-}
+/** Files one entry under one policy: the entry is found by its id, so no statement returns its sequence. */
+const insertPolicyRow = defineStatement('insertEvaluationPolicy', (db, p: { policyId: string; id: string }) =>
+  db
+    .insertInto('evaluation_policies')
+    .columns(['seq', 'policy_id', 'app_seq', 'created', 'verdict'])
+    .expression((eb) =>
+      eb
+        .selectFrom('evaluations')
+        .select((s) => ['seq', s.val(p.policyId).as('policy_id'), 'app_seq', 'created', 'verdict'])
+        .where('id', '=', p.id),
+    ),
+)
 
 /**
- * Logs one evaluation: its row, and a row per policy it evaluated (which finds the entry by its
- * id, so that no statement has to return the new sequence). Run it inside a write
- * (`store.write`). The statements are built once: on SQLite, inside the group commit, they run
- * on its connection directly; building each with Kysely cost more than running it.
+ * Logs one evaluation: its row, and a row per policy it evaluated. Run it inside a write
+ * (`store.write`): on SQLite, inside the group commit, the statements are sent to the writer's
+ * connection without waiting; building each with Kysely cost more than running it.
  */
-export async function insertEvaluation(db: Db, entry: NewEvaluationEntry): Promise<void> {
-  await runInsert(db, 'evaluations', ENTRY_COLUMNS, {
+export async function insertEvaluation(statements: Statements, entry: NewEvaluationEntry): Promise<void> {
+  await statements.run(insertEntry, {
     app_seq: entry.appSeq,
     id: entry.id,
     created: entry.created,
     verdict: entry.verdict,
+    source: entry.source,
     doc: entry.doc,
   })
-  for (const policyId of entry.policyIds) await runStatement(db, policyRow(db, policyId, entry.id))
+  for (const policyId of entry.policyIds) await statements.run(insertPolicyRow, { policyId, id: entry.id })
 }
 
 /** Which version of a policy is current: its row's sequence and its revision. */
@@ -63,27 +60,31 @@ export interface PolicyVersion {
   revision: number
 }
 
-/**
- * What an evaluation reads of the store: the application's row sequence (what its log entry is
- * filed under) and which revision of each of its policies is current, in creation order, in one
- * query; undefined when the workspace has no such application.
- */
-export async function findEvaluatedApplication(
-  db: Db,
-  workspaceId: string,
-  applicationId: string,
-): Promise<{ appSeq: number; versions: PolicyVersion[] } | undefined> {
-  const build = () =>
+const findEvaluated = defineStatement(
+  'findEvaluatedApplication',
+  (db, p: { workspaceId: string; applicationId: string }) =>
     db
       .selectFrom('applications as a')
       .leftJoin('policies as p', (join) =>
         join.onRef('p.workspace_id', '=', 'a.workspace_id').onRef('p.application_id', '=', 'a.id'),
       )
       .select(['a.seq as app_seq', 'p.seq', 'p.id', 'p.revision'])
-      .where('a.workspace_id', '=', '')
-      .where('a.id', '=', '')
-      .orderBy('p.seq')
-  const rows = await allPrepared(db, 'findEvaluatedApplication', build, [workspaceId, applicationId])
+      .where('a.workspace_id', '=', p.workspaceId)
+      .where('a.id', '=', p.applicationId)
+      .orderBy('p.seq'),
+)
+
+/**
+ * What an evaluation reads of the store: the application's row sequence (what its log entry is
+ * filed under) and which revision of each of its policies is current, in creation order, in one
+ * query; undefined when the workspace has no such application.
+ */
+export async function findEvaluatedApplication(
+  statements: Statements,
+  workspaceId: string,
+  applicationId: string,
+): Promise<{ appSeq: number; versions: PolicyVersion[] } | undefined> {
+  const rows = await statements.all(findEvaluated, { workspaceId, applicationId })
   const first = rows[0]
   if (!first) return undefined
   const versions: PolicyVersion[] = []
@@ -95,23 +96,24 @@ export async function findEvaluatedApplication(
 
 /** The sequence of an application's row: what its log entries are filed under. */
 export async function findApplicationSeq(
-  db: Db,
+  statements: Statements,
   workspaceId: string,
   applicationId: string,
 ): Promise<number | undefined> {
-  const build = () =>
-    db.selectFrom('applications').select('seq').where('workspace_id', '=', '').where('id', '=', '')
-  return (await findPrepared(db, 'findApplicationSeq', build, [workspaceId, applicationId]))?.seq
+  return (await statements.first(findApplicationSeqStatement, { workspaceId, id: applicationId }))?.seq
 }
+
+const findDocument = defineStatement('findEvaluationDocument', (db, p: { appSeq: number; id: string }) =>
+  db.selectFrom('evaluations').select('doc').where('id', '=', p.id).where('app_seq', '=', p.appSeq),
+)
 
 /** One entry's stored text, if it belongs to the application. */
 export async function findEvaluationDocument(
-  db: Db,
+  statements: Statements,
   appSeq: number,
   id: string,
 ): Promise<string | undefined> {
-  const build = () => db.selectFrom('evaluations').select('doc').where('id', '=', '').where('app_seq', '=', 0)
-  return (await findPrepared(db, 'findEvaluationDocument', build, [id, appSeq]))?.doc
+  return (await statements.first(findDocument, { appSeq, id }))?.doc
 }
 
 /** A place in the log's order: newest first by `created`, then by `seq`. */
@@ -122,6 +124,7 @@ export interface LogPosition {
 
 export interface EvaluationFilters {
   verdict?: string | undefined
+  source?: string | undefined
   policyId?: string | undefined
   /** Unix seconds, inclusive. */
   since?: number | undefined
@@ -139,9 +142,10 @@ export interface LogPage {
  * One page of an application's log, newest first, after `after`. Each filter combination is a
  * keyset scan of one index, read from its newest end: with a policy, the rows of
  * `evaluation_policies` for it (by verdict too when one is asked; and each its entry); else with a
- * verdict, that index; else the
- * application's. The cursor condition bounds `created` by itself first, so that it is a range of
- * the index on both stores, and excludes the rows at the same second it has already passed.
+ * source, that index; else with a verdict, that index; else the application's. A source with a
+ * policy or a verdict is checked on the rows that index yields. The cursor condition bounds
+ * `created` by itself first, so that it is a range of the index on both stores, and excludes the
+ * rows at the same second it has already passed.
  */
 export async function listEvaluationDocuments(
   db: Db,
@@ -150,7 +154,7 @@ export async function listEvaluationDocuments(
   after: LogPosition | null,
   limit: number,
 ): Promise<LogPage> {
-  const { verdict, policyId, since, until } = filters
+  const { verdict, source, policyId, since, until } = filters
   // The table whose index orders the page: the policies' when filtering by policy.
   const k = policyId === undefined ? 'e' : 'p'
   const created = sql.ref<number>(`${k}.created`)
@@ -164,6 +168,7 @@ export async function listEvaluationDocuments(
           .where('p.app_seq', '=', appSeq)
           .where('p.policy_id', '=', policyId)
   ) as SelectQueryBuilder<Database & { e: EvaluationsTable }, 'e', object>
+  if (source !== undefined) query = query.where('e.source', '=', source)
   if (verdict !== undefined) query = query.where(sql.ref<string>(`${k}.verdict`), '=', verdict)
   if (since !== undefined) query = query.where(created, '>=', since)
   if (until !== undefined) query = query.where(created, '<=', until)
@@ -248,6 +253,7 @@ export async function insertEvaluationBatch(db: Db, entries: readonly NewEvaluat
         id: e.id,
         created: e.created,
         verdict: e.verdict,
+        source: e.source,
         doc: e.doc,
       })),
     )

@@ -1,8 +1,19 @@
 import type { Kysely } from 'kysely'
-import { runPreparedQueriesOn } from './prepared-queries.js'
+import type { DialectName } from './dialect.js'
 import { type SqliteWriter, toError } from './sqlite-writer.js'
+import { directStatements, type Statements } from './statements.js'
 
-type Write<DB, T> = (db: Kysely<DB>) => Promise<T>
+/**
+ * What a write in a group commit runs on: Kysely's transaction, and the statements of the fast
+ * path on the writer thread's connection that holds it (sent without waiting).
+ */
+export interface GroupTransaction<DB> {
+  readonly db: Kysely<DB>
+  readonly dialect: DialectName
+  readonly statements: Statements
+}
+
+type Write<DB, T> = (tx: GroupTransaction<DB>) => Promise<T>
 
 interface Pending<DB> {
   write: Write<DB, unknown>
@@ -27,14 +38,17 @@ const MAX_BATCH = 256
 export class GroupCommit<DB> {
   private queue: Pending<DB>[] = []
   private scheduled = false
-  /** Commits made and writes they carried, for tests and benchmarks. */
-  readonly stats = { commits: 0, writes: 0 }
+  /** The writes' statements, on the writer's connection (the one a transaction of `db` holds). */
+  private readonly statements: Statements
 
   /** `db` runs its transactions on `writer`, whose segments carry the writes. */
   constructor(
     private readonly db: Kysely<DB>,
+    private readonly dialect: DialectName,
     private readonly writer: SqliteWriter,
-  ) {}
+  ) {
+    this.statements = directStatements(writer.direct)
+  }
 
   run<T>(write: Write<DB, T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -52,11 +66,11 @@ export class GroupCommit<DB> {
     const outcomes: Outcome[] = []
     try {
       await this.db.transaction().execute(async (trx) => {
-        runPreparedQueriesOn(trx, this.writer.direct, true)
+        const tx: GroupTransaction<DB> = { db: trx, dialect: this.dialect, statements: this.statements }
         for (const pending of batch) {
           this.writer.send('segment')
           try {
-            outcomes.push({ value: await pending.write(trx) })
+            outcomes.push({ value: await pending.write(tx) })
             this.writer.send('end')
           } catch (error) {
             this.writer.send('abort')
@@ -68,8 +82,6 @@ export class GroupCommit<DB> {
       // Writes whose sent statements failed were rolled back alone, in the writer thread.
       for (const { segment, error } of this.writer.failedSegments)
         outcomes[segment] = { error: toError(error) }
-      this.stats.commits++
-      this.stats.writes += batch.length
       batch.forEach((pending, i) => {
         const outcome = outcomes[i] as Outcome
         if ('error' in outcome) pending.reject(outcome.error)

@@ -10,7 +10,7 @@ export async function insertIdempotencyKey(
   store: Store,
   row: Insertable<IdempotencyKeysTable>,
 ): Promise<void> {
-  await store.writeOne((db) => db.insertInto('idempotency_keys').values(row).execute())
+  await store.writeOne(({ db }) => db.insertInto('idempotency_keys').values(row).execute())
 }
 
 export async function findIdempotencyKey(
@@ -33,7 +33,7 @@ export async function completeIdempotencyKey(
   keyHash: string,
   response: string,
 ): Promise<void> {
-  await store.writeOne((db) =>
+  await store.writeOne(({ db }) =>
     db
       .updateTable('idempotency_keys')
       .set({ state: 'done', response })
@@ -49,7 +49,7 @@ export async function takeOverIdempotencyKey(
   row: IdempotencyRow,
   changes: { fingerprint: string; created: number; expires_at: number },
 ): Promise<boolean> {
-  const result = await store.writeOne((db) =>
+  const result = await store.writeOne(({ db }) =>
     db
       .updateTable('idempotency_keys')
       .set({ ...changes, state: 'running', response: null })
@@ -67,7 +67,7 @@ export async function deleteIdempotencyKey(
   workspaceId: string,
   keyHash: string,
 ): Promise<void> {
-  await store.writeOne((db) =>
+  await store.writeOne(({ db }) =>
     db
       .deleteFrom('idempotency_keys')
       .where('workspace_id', '=', workspaceId)
@@ -77,7 +77,7 @@ export async function deleteIdempotencyKey(
 }
 
 export async function deleteExpiredIdempotencyKeys(store: Store, now: number): Promise<number> {
-  const result = await store.write((db) =>
+  const result = await store.write(({ db }) =>
     db.deleteFrom('idempotency_keys').where('expires_at', '<=', now).executeTakeFirst(),
   )
   return Number(result.numDeletedRows)

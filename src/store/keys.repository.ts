@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely'
-import { findPrepared } from './prepared-queries.js'
+import { defineStatement, type Statements } from './statements.js'
 import type { ApiKeyRow, Database, NewApiKey, WorkspaceRow } from './tables.js'
 
 type Db = Kysely<Database>
@@ -16,6 +16,27 @@ export async function findWorkspaceById(db: Db, id: string): Promise<WorkspaceRo
   return db.selectFrom('workspaces').selectAll().where('id', '=', id).executeTakeFirst()
 }
 
+/** A workspace with how many of its keys work: neither revoked nor expired at `now`. */
+export type WorkspaceListRow = WorkspaceRow & { active_keys: number }
+
+/** Every workspace, oldest first, with its count of working keys. */
+export async function listWorkspaces(db: Db, now: number): Promise<WorkspaceListRow[]> {
+  const rows = await db
+    .selectFrom('workspaces as w')
+    .leftJoin('api_keys as k', (join) =>
+      join
+        .onRef('k.workspace_id', '=', 'w.id')
+        .on('k.revoked_at', 'is', null)
+        .on((eb) => eb.or([eb('k.expires_at', 'is', null), eb('k.expires_at', '>', now)])),
+    )
+    .select(['w.id', 'w.name', 'w.created', (eb) => eb.fn.count<number | string>('k.id').as('active_keys')])
+    .groupBy(['w.id', 'w.name', 'w.created'])
+    .orderBy('w.created')
+    .orderBy('w.name')
+    .execute()
+  return rows.map((row) => ({ ...row, active_keys: Number(row.active_keys) }))
+}
+
 export async function countWorkspaces(db: Db): Promise<number> {
   const row = await db
     .selectFrom('workspaces')
@@ -28,9 +49,15 @@ export async function insertApiKey(db: Db, row: NewApiKey): Promise<ApiKeyRow> {
   return db.insertInto('api_keys').values(row).returningAll().executeTakeFirstOrThrow()
 }
 
-export async function findApiKeyByHash(db: Db, keyHash: string): Promise<ApiKeyRow | undefined> {
-  const build = () => db.selectFrom('api_keys').selectAll().where('key_hash', '=', '')
-  return findPrepared(db, 'findApiKeyByHash', build, [keyHash])
+const findByHash = defineStatement('findApiKeyByHash', (db, p: { keyHash: string }) =>
+  db.selectFrom('api_keys').selectAll().where('key_hash', '=', p.keyHash),
+)
+
+export async function findApiKeyByHash(
+  statements: Statements,
+  keyHash: string,
+): Promise<ApiKeyRow | undefined> {
+  return statements.first(findByHash, { keyHash })
 }
 
 /** One page of a workspace's keys in id order (UUIDv7: creation order), after `afterId`. */

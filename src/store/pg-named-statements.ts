@@ -1,12 +1,13 @@
 import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely'
 import type Pg from 'pg'
+import { isStalePlan } from './dialect.js'
 import { StoreUnavailableError } from './errors.js'
-import { preparedQueryName } from './prepared-queries.js'
+import { statementName } from './statements.js'
 
 /**
- * A pool for Kysely's PostgresDialect whose clients run the store's prepared queries
- * (prepared-queries.ts: the point reads, list pages and inserts of the request path) as named
- * statements. pg parses and PostgreSQL plans an unnamed statement on every run, which costs
+ * A pool for Kysely's PostgresDialect whose clients run the statements of the store's fast path
+ * (statements.ts: the point reads, list pages and inserts of the request path, each of whose
+ * texts begins with its name) as named statements. pg parses and PostgreSQL plans an unnamed statement on every run, which costs
  * more than running one of these (planning 0.03–0.08 ms against 0.01–0.07 ms of execution;
  * bench/README.md); a named one is parsed once per connection, and after five runs PostgreSQL
  * keeps a generic plan for it. Every other statement runs unnamed.
@@ -28,9 +29,6 @@ export function withNamedStatements(pool: Pg.Pool): PostgresPool {
   }
 }
 
-/** SQLSTATE of "cached plan must not change result type" (and of other unsupported features). */
-const FEATURE_NOT_SUPPORTED = '0A000'
-
 class NamedStatementClient implements PostgresPoolClient {
   /** Whether the connection holds a statement that can no longer run: it is closed on release. */
   private stale = false
@@ -46,7 +44,7 @@ class NamedStatementClient implements PostgresPoolClient {
     const client = this.client as unknown as PostgresPoolClient
     if (typeof query !== 'string') return client.query(query)
     const values = parameters ?? []
-    const name = preparedQueryName(query)
+    const name = statementName(query)
     if (name === undefined) return client.query<R>(query, values)
     return this.runNamed(name, query, values) as Promise<PostgresQueryResult<R>>
   }
@@ -67,7 +65,7 @@ class NamedStatementClient implements PostgresPoolClient {
       // PostgreSQL refuses to run it with its new columns. Statements prepared on this
       // connection may be stale, so it is closed on release; the query runs once more unnamed,
       // or, inside a transaction that the error aborted, the request answers 503 to be retried.
-      if ((error as { code?: unknown }).code !== FEATURE_NOT_SUPPORTED) throw error
+      if (!isStalePlan(error)) throw error
       this.stale = true
       if (this.client.getTransactionStatus() !== 'I') throw new StoreUnavailableError(error)
       return (await this.client.query(text, values as unknown[])) as PostgresQueryResult<unknown>

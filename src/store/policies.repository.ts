@@ -1,7 +1,13 @@
 import type { Insertable, Kysely, Updateable } from 'kysely'
-import type { Store } from './database.js'
+import type { Store, StoreTransaction } from './database.js'
 import { needsRowLocks } from './dialect.js'
-import { type DocumentPage, findPrepared, runDocumentPage, runInsert } from './prepared-queries.js'
+import {
+  type DocumentPage,
+  defineInsert,
+  definePage,
+  defineStatement,
+  type Statements,
+} from './statements.js'
 import type {
   Database,
   NewPolicy,
@@ -36,8 +42,10 @@ const REVISION_COLUMNS = [
   'created',
 ] as const satisfies readonly (keyof PolicyRevisionsTable)[]
 
-export async function insertPolicy(db: Db, row: NewPolicy): Promise<void> {
-  await runInsert(db, 'policies', POLICY_COLUMNS, row)
+const insert = defineInsert<NewPolicy>('insertPolicy', 'policies', POLICY_COLUMNS)
+
+export async function insertPolicy(statements: Statements, row: NewPolicy): Promise<void> {
+  await statements.run(insert, row)
 }
 
 /**
@@ -45,11 +53,20 @@ export async function insertPolicy(db: Db, row: NewPolicy): Promise<void> {
  * missing application fails it on its foreign key.
  */
 export const createPolicy = (store: Store, row: NewPolicy): Promise<void> =>
-  store.writeOne((db) => insertPolicy(db, row))
+  store.writeOne((tx) => insertPolicy(tx.statements, row))
+
+const insertRevision = defineInsert<Insertable<PolicyRevisionsTable>>(
+  'insertPolicyRevision',
+  'policy_revisions',
+  REVISION_COLUMNS,
+)
 
 /** Keeps a version a policy has just moved past: the current one lives in the policy row. */
-export async function insertPolicyRevision(db: Db, row: Insertable<PolicyRevisionsTable>): Promise<void> {
-  await runInsert(db, 'policy_revisions', REVISION_COLUMNS, row)
+export async function insertPolicyRevision(
+  statements: Statements,
+  row: Insertable<PolicyRevisionsTable>,
+): Promise<void> {
+  await statements.run(insertRevision, row)
 }
 
 /**
@@ -72,38 +89,43 @@ export async function deleteCurrentRevisionRows(db: Db): Promise<void> {
     .execute()
 }
 
+/** A policy by its workspace, application and id. */
+interface PolicyKey {
+  workspaceId: string
+  applicationId: string
+  id: string
+}
+
+const selectPolicy = (db: Db, key: PolicyKey) =>
+  db
+    .selectFrom('policies')
+    .where('workspace_id', '=', key.workspaceId)
+    .where('application_id', '=', key.applicationId)
+    .where('id', '=', key.id)
+
+const findDocument = defineStatement('findPolicyDocument', (db, key: PolicyKey) =>
+  selectPolicy(db, key).select(['etag', 'doc']),
+)
+
 /** The stored JSON text of one policy and its entity tag: all a read sends. */
 export async function findPolicyDocument(
-  db: Db,
+  statements: Statements,
   workspaceId: string,
   applicationId: string,
   id: string,
 ): Promise<{ etag: string; doc: string } | undefined> {
-  const build = () =>
-    db
-      .selectFrom('policies')
-      .select(['etag', 'doc'])
-      .where('workspace_id', '=', '')
-      .where('application_id', '=', '')
-      .where('id', '=', '')
-  return findPrepared(db, 'findPolicyDocument', build, [workspaceId, applicationId, id])
+  return statements.first(findDocument, { workspaceId, applicationId, id })
 }
 
-const selectPolicy = (db: Db, workspaceId: string, applicationId: string, id: string) =>
-  db
-    .selectFrom('policies')
-    .selectAll()
-    .where('workspace_id', '=', workspaceId)
-    .where('application_id', '=', applicationId)
-    .where('id', '=', id)
+const find = defineStatement('findPolicy', (db, key: PolicyKey) => selectPolicy(db, key).selectAll())
 
 export async function findPolicy(
-  db: Db,
+  statements: Statements,
   workspaceId: string,
   applicationId: string,
   id: string,
 ): Promise<PolicyRow | undefined> {
-  return findPrepared(db, 'findPolicy', () => selectPolicy(db, '', '', ''), [workspaceId, applicationId, id])
+  return statements.first(find, { workspaceId, applicationId, id })
 }
 
 /**
@@ -111,32 +133,36 @@ export async function findPolicy(
  * stays locked until the transaction ends.
  */
 export async function findPolicyForUpdate(
-  trx: Db,
+  tx: Pick<StoreTransaction, 'db' | 'dialect'>,
   workspaceId: string,
   applicationId: string,
   id: string,
 ): Promise<PolicyRow | undefined> {
-  const query = selectPolicy(trx, workspaceId, applicationId, id)
-  return (needsRowLocks(trx) ? query.forUpdate() : query).executeTakeFirst()
+  const query = selectPolicy(tx.db, { workspaceId, applicationId, id }).selectAll()
+  return (needsRowLocks(tx.dialect) ? query.forUpdate() : query).executeTakeFirst()
 }
+
+const listPage = definePage(
+  'listPolicyDocuments',
+  (db, p: { workspaceId: string; applicationId: string; afterSeq: number }, columns) =>
+    db
+      .selectFrom('policies')
+      .select(columns)
+      .where('workspace_id', '=', p.workspaceId)
+      .where('application_id', '=', p.applicationId)
+      .where('seq', '>', p.afterSeq)
+      .orderBy('seq'),
+)
 
 /** One page of an application's policies in creation order, as stored JSON texts. */
 export async function listPolicyDocuments(
-  db: Db,
+  statements: Statements,
   workspaceId: string,
   applicationId: string,
   afterSeq: number,
   limit: number,
 ): Promise<DocumentPage> {
-  const query = (columns: readonly ('seq' | 'doc')[]) =>
-    db
-      .selectFrom('policies')
-      .select(columns)
-      .where('workspace_id', '=', '')
-      .where('application_id', '=', '')
-      .where('seq', '>', 0)
-      .orderBy('seq')
-  return runDocumentPage(db, 'listPolicyDocuments', query, [workspaceId, applicationId, afterSeq], limit)
+  return statements.page(listPage, { workspaceId, applicationId, afterSeq }, limit)
 }
 
 /** Writes a new version only if the row still carries `expectedEtag`. */

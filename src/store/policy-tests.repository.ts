@@ -1,5 +1,5 @@
 import type { Kysely, Updateable } from 'kysely'
-import { runInsert } from './prepared-queries.js'
+import { defineInsert, type Statements } from './statements.js'
 import type { Database, NewPolicyTest, PolicyTestRow, PolicyTestsTable } from './tables.js'
 
 type Db = Kysely<Database>
@@ -32,8 +32,10 @@ const ofPolicy = (db: Db, key: PolicyKey) =>
     .where('application_id', '=', key.applicationId)
     .where('policy_id', '=', key.policyId)
 
-export async function insertPolicyTest(db: Db, row: NewPolicyTest): Promise<void> {
-  await runInsert(db, 'policy_tests', TEST_COLUMNS, row)
+const insert = defineInsert<NewPolicyTest>('insertPolicyTest', 'policy_tests', TEST_COLUMNS)
+
+export async function insertPolicyTest(statements: Statements, row: NewPolicyTest): Promise<void> {
+  await statements.run(insert, row)
 }
 
 export async function countPolicyTests(db: Db, key: PolicyKey): Promise<number> {

@@ -1,4 +1,3 @@
-import { createRequire } from 'node:module'
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads'
 import {
   type CompiledQuery,
@@ -12,27 +11,21 @@ import {
   SqliteQueryCompiler,
 } from 'kysely'
 import { StoreUnavailableError } from './errors.js'
-import type { DirectConnection } from './prepared-queries.js'
-import {
-  type CheckpointerThreadData,
-  checkpointerThread,
-  type SegmentFailure,
-  type WriterAnswer,
-  type WriterRequest,
-  type WriterThreadData,
-  writerThread,
-} from './sqlite-writer-thread.js'
+import type {
+  CheckpointerThreadData,
+  SegmentFailure,
+  WriterAnswer,
+  WriterRequest,
+  WriterThreadData,
+} from './sqlite-writer-protocol.js'
+import type { DirectConnection } from './statements.js'
 
-/** The threads' programs, with what they need, loaded in the thread itself. */
-const WRITER = `
-const { workerData, receiveMessageOnPort } = require('node:worker_threads')
-;(${writerThread.toString()})(workerData, receiveMessageOnPort, require(workerData.sqlite))
-`
-const CHECKPOINTER = `
-const { workerData } = require('node:worker_threads')
-const { statSync } = require('node:fs')
-;(${checkpointerThread.toString()})(workerData, require(workerData.sqlite), statSync)
-`
+/**
+ * The threads' entry modules, beside this one in src/ and in tsc's dist/store/, and beside the
+ * bundle in dist/ (scripts/bundle.mjs puts them there).
+ */
+const WRITER_THREAD = new URL('./sqlite-writer-thread.js', import.meta.url)
+const CHECKPOINTER_THREAD = new URL('./sqlite-checkpointer-thread.js', import.meta.url)
 
 /**
  * The longest the event loop waits for one statement inside a transaction. Such a statement never
@@ -65,7 +58,7 @@ function answerValue(answer: WriterAnswer): unknown {
 }
 
 /**
- * The event loop's side of the SQLite writer thread (`sqlite-writer-thread.ts`), which owns the
+ * The event loop's side of the SQLite writer thread (`sqlite-writer-thread.js`), which owns the
  * store's write connection, and of the checkpointer thread beside it. Statements nobody waits for
  * (BEGIN, a group commit's writes) are queued (`send`) and leave with the next request; a
  * statement whose answer a transaction needs waits a few microseconds for it (`call`); COMMIT,
@@ -81,7 +74,7 @@ export class SqliteWriter {
    * turn of the event loop at a time).
    */
   failedSegments: SegmentFailure[] = []
-  /** The writer's connection as the prepared queries run on it inside a transaction. */
+  /** The writer's connection as the fast path's statements run on it inside a transaction. */
   readonly direct: DirectConnection
   private readonly control = new Int32Array(new SharedArrayBuffer(16))
   private readonly worker: Worker
@@ -99,17 +92,14 @@ export class SqliteWriter {
     const requests = new MessageChannel()
     const replies = new MessageChannel()
     const done = new MessageChannel()
-    const sqlite = createRequire(import.meta.url).resolve('better-sqlite3')
     const data: WriterThreadData = {
       path,
-      sqlite,
       control: this.control.buffer as SharedArrayBuffer,
       requests: requests.port2,
       replies: replies.port1,
       done: done.port1,
     }
-    this.worker = new Worker(WRITER, {
-      eval: true,
+    this.worker = new Worker(WRITER_THREAD, {
       workerData: data,
       transferList: [requests.port2, replies.port1, done.port1],
     })
@@ -126,12 +116,11 @@ export class SqliteWriter {
     if (path !== ':memory:') {
       const checkpointing: CheckpointerThreadData = {
         path,
-        sqlite,
         control: data.control,
         checkpointCommits: CHECKPOINT_COMMITS,
         truncateBytes: options.walTruncateBytes,
       }
-      this.checkpointer = new Worker(CHECKPOINTER, { eval: true, workerData: checkpointing })
+      this.checkpointer = new Worker(CHECKPOINTER_THREAD, { workerData: checkpointing })
       this.checkpointer.unref()
       // A checkpointer that fails leaves checkpoints to the next start; commits go on.
       this.checkpointer.on('error', () => {})

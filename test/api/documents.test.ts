@@ -203,8 +203,8 @@ describe.each(STORE_KINDS)('stored documents (%s)', (kind) => {
 
     it('never see a write whose commit has not happened', async () => {
       t = await createTestApp(kind)
-      const seen = await t.store.write(async (trx) => {
-        await insertApplication(trx, {
+      const seen = await t.store.write(async (tx) => {
+        await insertApplication(tx.statements, {
           workspace_id: t.workspaceId,
           id: 'uncommitted',
           name: 'n',

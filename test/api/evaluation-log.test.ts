@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildApp } from '../../src/app.js'
+import { loadConfig } from '../../src/config.js'
 import type { Judge } from '../../src/judge/judge.js'
 import { shippedClassifiers } from '../../src/models/shipped.js'
 import {
@@ -9,9 +11,13 @@ import {
 import type { Clock } from '../../src/services/clock.js'
 import { EvaluationLogService, logEntry } from '../../src/services/evaluation-log.service.js'
 import { EvaluationsService } from '../../src/services/evaluations.service.js'
+import { createServices } from '../../src/services/index.js'
+import { prepareStore } from '../../src/services/store-setup.js'
+import { openStore } from '../../src/store/database.js'
 import { StoreUnavailableError } from '../../src/store/errors.js'
+import { migrateTo } from '../../src/store/migrator.js'
 import { createTestApp, problem, type TestApp } from '../helpers/app.js'
-import { STORE_KINDS } from '../helpers/stores.js'
+import { freshStoreConfig, STORE_KINDS } from '../helpers/stores.js'
 
 const CARD = '4111 1111 1111 1111'
 const CARD_DIGITS = '4111111111111111'
@@ -215,7 +221,7 @@ describe.each(STORE_KINDS)('the evaluation log (%s)', (kind) => {
     ])
   })
 
-  it('filters by verdict, policy, since and until, alone and together', async () => {
+  it('filters by verdict, source, policy, since and until, alone and together', async () => {
     await createApp('filters')
     await createPolicy('filters', {
       id: 'a',
@@ -229,7 +235,10 @@ describe.each(STORE_KINDS)('the evaluation log (%s)', (kind) => {
     })
     const clock = manualClock(1_800_000_000)
     const { evaluations } = servicesAt(clock)
-    type Model = { id: string; created: number; verdict: string; policies: string[] }
+    type Model = { id: string; created: number; verdict: string; source: string; policies: string[] }
+    // What asked, in turn: the request's own source (api by default, or playground), or a
+    // guarded chat completion's check (the service's option).
+    const sources = ['api', 'playground', 'api', 'chat_input'] as const
     const model: Model[] = []
     const shapes: [string[] | null, string][] = [
       [null, 'alpha'],
@@ -243,15 +252,22 @@ describe.each(STORE_KINDS)('the evaluation log (%s)', (kind) => {
       // Three entries a second, so that the order within a second counts too.
       clock.now = 1_800_000_000 + Math.floor(i / 3) * 10
       const [policies, text] = shapes[i % shapes.length] as [string[] | null, string]
+      const source = sources[i % sources.length] ?? 'api'
       const answer = await evaluations.evaluate(
         { workspaceId: t.workspaceId, keyId: 'k', requestId: `r${i}` },
         'filters',
-        { messages: [{ role: 'user', content: text }], policies },
+        {
+          messages: [{ role: 'user', content: text }],
+          policies,
+          ...(source === 'playground' ? { source } : {}),
+        },
+        source === 'chat_input' ? { source } : {},
       )
       model.push({
         id: answer.id,
         created: answer.created,
         verdict: answer.verdict,
+        source,
         policies: policies ?? ['a', 'b'],
       })
     }
@@ -262,6 +278,18 @@ describe.each(STORE_KINDS)('the evaluation log (%s)', (kind) => {
       ['verdict=pass', (m) => m.verdict === 'pass'],
       ['policy_id=a', (m) => m.policies.includes('a')],
       ['policy_id=b&verdict=pass', (m) => m.policies.includes('b') && m.verdict === 'pass'],
+      ['source=playground', (m) => m.source === 'playground'],
+      ['source=api&verdict=fail', (m) => m.source === 'api' && m.verdict === 'fail'],
+      ['source=chat_input&policy_id=b', (m) => m.source === 'chat_input' && m.policies.includes('b')],
+      [
+        'source=playground&policy_id=a&verdict=pass&since=1800000010',
+        (m) =>
+          m.source === 'playground' &&
+          m.policies.includes('a') &&
+          m.verdict === 'pass' &&
+          m.created >= 1_800_000_010,
+      ],
+      ['source=chat_output', () => false],
       ['since=1800000030', (m) => m.created >= 1_800_000_030],
       ['until=1800000030', (m) => m.created <= 1_800_000_030],
       ['since=1800000010&until=1800000040', (m) => m.created >= 1_800_000_010 && m.created <= 1_800_000_040],
@@ -284,6 +312,8 @@ describe.each(STORE_KINDS)('the evaluation log (%s)', (kind) => {
         res.json().data.map((e: { id: string }) => e.id),
         query,
       ).toEqual(expected)
+      for (const entry of res.json().data as { id: string; source: string }[])
+        expect(entry.source).toBe(model.find((m) => m.id === entry.id)?.source)
       expect(res.json().next_cursor).toBeNull()
       // The same, a page of 4 at a time.
       const walked: string[] = []
@@ -406,6 +436,31 @@ describe.each(STORE_KINDS)('the evaluation log (%s)', (kind) => {
     )
   })
 
+  it('logs a playground run as such when the request says so, and takes no other source from a request', async () => {
+    const res = await evaluate('bot', {
+      messages: [{ role: 'user', content: 'hello' }],
+      source: 'playground',
+    })
+    expect(res.statusCode, res.body).toBe(200)
+    // The answer is an evaluation like any other; the entry says what asked.
+    expect(res.json()).not.toHaveProperty('source')
+    const entry = await t.request({ method: 'GET', url: `/v1/applications/bot/evaluations/${res.json().id}` })
+    expect(entry.json().source).toBe('playground')
+    const listed = await list('bot', '?source=playground')
+    expect(listed.json().data.map((e: { id: string }) => e.id)).toEqual([res.json().id])
+    const nullSource = await evaluate('bot', { messages: [{ role: 'user', content: 'hello' }], source: null })
+    expect(nullSource.statusCode, nullSource.body).toBe(200)
+    expect((await list('bot', '?source=api&limit=1')).json().data[0].id).toBe(nullSource.json().id)
+    for (const source of ['chat_input', 'chat_output', 'console', 1]) {
+      const refused = problem(
+        await evaluate('bot', { messages: [{ role: 'user', content: 'hello' }], source }),
+        422,
+        'validation_error',
+      )
+      expect(new Set(refused.errors?.map((e) => e.pointer))).toEqual(new Set(['/source']))
+    }
+  })
+
   it('needs evaluations:read', async () => {
     const id = (await evaluate('bot', { messages: [{ role: 'user', content: 'hello' }] })).json().id
     for (const url of ['/v1/applications/bot/evaluations', `/v1/applications/bot/evaluations/${id}`]) {
@@ -445,6 +500,8 @@ describe.each(STORE_KINDS)('the evaluation log (%s)', (kind) => {
       ],
       ['verdict=error', 'verdict'],
       ['verdict=', 'verdict'],
+      ['source=console', 'source'],
+      ['source=', 'source'],
       ['policy_id=.hidden', 'policy_id'],
       [`policy_id=${long}`, 'policy_id'],
       ['since=-1', 'since'],
@@ -521,6 +578,84 @@ describe.each(STORE_KINDS)('the evaluation log (%s)', (kind) => {
       { kind: 'keyword', source: 'messages', index: 1, start: 33, end: 49, text: '[KEYWORD]' },
     ])
     expect(logged).not.toHaveProperty('redacted')
+  })
+})
+
+describe.each(
+  STORE_KINDS,
+)('the evaluation log of a store logged before sources were a column (%s)', (kind) => {
+  it('lists its entries by the source their stored text names, once migrated', async () => {
+    const fresh = await freshStoreConfig(kind)
+    try {
+      const old = openStore(fresh.config)
+      await migrateTo(old, '0008_policy_tests')
+      await old.db.insertInto('workspaces').values({ id: 'ws-1', name: 'default', created: 1 }).execute()
+      await old.db
+        .insertInto('applications')
+        .values({
+          workspace_id: 'ws-1',
+          id: 'legacy',
+          name: 'Legacy',
+          description: '',
+          etag: 'e',
+          created: 1,
+          updated: 1,
+          doc: '{"id":"legacy","name":"Legacy","description":"","provider":null,"model":null,"parameters":null,"created":1,"updated":1}',
+        })
+        .execute()
+      const { seq } = await old.db
+        .selectFrom('applications')
+        .select('seq')
+        .where('id', '=', 'legacy')
+        .executeTakeFirstOrThrow()
+      // Entries as the previous version wrote them: no source column, the source in the text.
+      // Recent ones: retention, which runs from the app's start, keeps them.
+      const now = Math.floor(Date.now() / 1000)
+      const db = old.db.withTables<{ evaluations: Record<string, unknown> }>()
+      for (const [i, source] of ['api', 'chat_input', 'chat_output', 'api'].entries())
+        await db
+          .insertInto('evaluations')
+          .values({
+            id: `ev-${i}`,
+            app_seq: seq,
+            created: now - 10 + i,
+            verdict: 'pass',
+            doc: JSON.stringify({ id: `ev-${i}`, source, verdict: 'pass' }),
+          })
+          .execute()
+      await old.close()
+
+      const store = openStore(fresh.config)
+      expect((await prepareStore(store)).migrations).toEqual(['0009_evaluation_source'])
+      const config = { ...loadConfig({}), store: fresh.config }
+      const services = createServices({ store, config })
+      const app = await buildApp({ config, store, services })
+      try {
+        const { secret } = await services.operator.createKey({
+          workspaceId: 'ws-1',
+          name: null,
+          scopes: ['admin'],
+          expiresAt: null,
+        })
+        const ids = async (source: string) =>
+          (
+            await app.inject({
+              url: `/v1/applications/legacy/evaluations?source=${source}`,
+              headers: { authorization: `Bearer ${secret}` },
+            })
+          )
+            .json()
+            .data.map((e: { id: string }) => e.id)
+        expect(await ids('api')).toEqual(['ev-3', 'ev-0'])
+        expect(await ids('chat_output')).toEqual(['ev-2'])
+        expect(await ids('playground')).toEqual([])
+      } finally {
+        await app.close()
+        await store.close()
+      }
+    } finally {
+      await fresh.drop()
+    }
   })
 })
 

@@ -101,6 +101,11 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/evaluations (
       ],
       context: [],
     })
+    // What redaction works from stays inside: neither the answer nor its log entry carries it.
+    expect(body).not.toHaveProperty('redactable')
+    const logged = await t.request({ method: 'GET', url: `${app}/evaluations/${body.id}` })
+    expect(logged.statusCode, logged.body).toBe(200)
+    expect(logged.json()).not.toHaveProperty('redactable')
   })
 
   it('passes a clean conversation, and skips a rule whose targets are absent', async () => {

@@ -162,6 +162,28 @@ describe.each(STORE_KINDS)('Prometheus metrics (%s)', (kind) => {
     await t.request({ method: 'POST', url: '/v1/applications/bot/policies/no-cards/test-runs', payload: {} })
     const after = await scrape()
     expect(sample(after, 'warden_rule_duration_seconds_count', { type: 'pii', method: 'detector' })).toBe(3)
+    // Nor are playground runs: logged, and counted in no evaluation total.
+    const tried = await t.request({
+      method: 'POST',
+      url: '/v1/applications/bot/evaluations',
+      payload: {
+        messages: [{ role: 'user', content: 'My card is 4111 1111 1111 1111' }],
+        source: 'playground',
+      },
+    })
+    expect(tried.json().verdict).toBe('fail')
+    const played = await scrape()
+    expect(
+      sample(played, 'warden_evaluations_total', { application_id: 'bot', verdict: 'fail', action: 'block' }),
+    ).toBe(2)
+    expect(
+      sample(played, 'warden_policy_evaluations_total', {
+        application_id: 'bot',
+        policy_id: 'no-cards',
+        verdict: 'fail',
+        action: 'block',
+      }),
+    ).toBe(2)
   })
 
   it('shows store errors (zero until one happens), the process and the event-loop lag', async () => {

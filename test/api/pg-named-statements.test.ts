@@ -78,14 +78,15 @@ describe.skipIf(!url)('PostgreSQL named statements', () => {
         'findApiKeyByHash',
         'findApplicationDocument',
         'listApplicationDocuments',
-        'applicationExists',
+        // applicationExists reads the application's sequence: the same statement.
+        'findApplicationSeq',
         'findPolicyDocument',
         'listPolicyDocuments',
         'findEvaluatedApplication',
-        // findApplicationSeq is the text of applicationExists: it runs as that statement.
         'findPolicy',
         'findEvaluationDocument',
-        'insert evaluations',
+        'insertEvaluation',
+        'insertEvaluationPolicy',
       ]),
     )
   })
@@ -111,7 +112,7 @@ describe.skipIf(!url)('PostgreSQL named statements', () => {
   })
 
   it('run again, unnamed, on a new connection when another instance added a column to a table read', async () => {
-    const find = () => findApplication(t.store.db, t.workspaceId, 'bot')
+    const find = () => findApplication(t.store.statements, t.workspaceId, 'bot')
     await find()
     const before = await backend()
     await elsewhere(`alter table ${schema}.applications add column added_later text`)
@@ -121,21 +122,21 @@ describe.skipIf(!url)('PostgreSQL named statements', () => {
     // Inside a transaction, the error has aborted it: the request is to be retried.
     await find()
     await elsewhere(`alter table ${schema}.applications add column added_later_still text`)
-    await expect(t.store.write((db) => findApplication(db, t.workspaceId, 'bot'))).rejects.toBeInstanceOf(
-      StoreUnavailableError,
-    )
+    await expect(
+      t.store.write((tx) => findApplication(tx.statements, t.workspaceId, 'bot')),
+    ).rejects.toBeInstanceOf(StoreUnavailableError)
     expect(await find()).toMatchObject({ id: 'bot', added_later_still: null })
   })
 
   it('raise the store’s outage error for a statement that times out', async () => {
-    await findApplication(t.store.db, t.workspaceId, 'bot')
+    await findApplication(t.store.statements, t.workspaceId, 'bot')
     await sql`set statement_timeout = 200`.execute(t.store.db)
     const locker = new pg.Client({ connectionString: url })
     await locker.connect()
     try {
       await locker.query('begin')
       await locker.query(`lock table ${schema}.applications in access exclusive mode`)
-      await expect(findApplication(t.store.db, t.workspaceId, 'bot')).rejects.toBeInstanceOf(
+      await expect(findApplication(t.store.statements, t.workspaceId, 'bot')).rejects.toBeInstanceOf(
         StoreUnavailableError,
       )
     } finally {

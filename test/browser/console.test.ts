@@ -139,7 +139,7 @@ describe.skipIf(!haveChromium)('the web console, in Chromium', () => {
     expect(await context.cookies()).toEqual([])
   })
 
-  it('creates an application, showing the API validation error beside its field first', async () => {
+  it('creates an application, showing the API validation error beside its field until it is edited', async () => {
     await page.getByRole('button', { name: 'New application' }).click()
     await page.getByLabel('Id (optional)').fill('support-bot')
     await page.getByLabel('Name', { exact: true }).fill('Support bot')
@@ -156,7 +156,12 @@ describe.skipIf(!haveChromium)('the web console, in Chromium', () => {
     // The summary names the pointer too.
     expect(await page.getByRole('alert').first().textContent()).toContain('/parameters/temperature')
 
+    // Filled in again, the field loses its message before the next submit; the summary keeps
+    // what the server said until then.
     await page.getByLabel('Temperature').fill('0.2')
+    await error.waitFor({ state: 'detached' })
+    expect(await page.getByLabel('Temperature').getAttribute('aria-invalid')).toBe('false')
+    expect(await page.getByRole('alert').first().textContent()).toContain('/parameters/temperature')
     await page.getByRole('button', { name: 'Create application' }).click()
     await h1('Support bot').waitFor()
     expect(new URL(page.url()).pathname).toBe('/console/applications/support-bot')
@@ -333,23 +338,84 @@ describe.skipIf(!haveChromium)('the web console, in Chromium', () => {
     const rows = log.locator('tbody tr')
     await rows.nth(2).waitFor()
     expect(await log.locator('thead th').nth(1).textContent()).toBe('Source')
-    // Newest first: the reply's check, the conversation's, then the playground's evaluation call.
-    expect(await rows.locator('td.source').allTextContents()).toEqual(['chat_output', 'chat_input', 'api'])
+    // Newest first: the reply's check, the conversation's, then the playground's run.
+    expect(await rows.locator('td.source').allTextContents()).toEqual([
+      'chat_output',
+      'chat_input',
+      'playground',
+    ])
+    await page.getByLabel('Source').selectOption('chat_input')
+    await page.getByRole('button', { name: 'Apply filters' }).click()
+    await expect.poll(() => rows.locator('td.source').allTextContents()).toEqual(['chat_input'])
+    await page.getByLabel('Source').selectOption('')
     await page.getByLabel('Verdict').selectOption('fail')
     await page.getByRole('button', { name: 'Apply filters' }).click()
-    await expect.poll(() => rows.locator('td.source').allTextContents()).toEqual(['api'])
+    await expect.poll(() => rows.locator('td.source').allTextContents()).toEqual(['playground'])
     await page.getByLabel('Until').fill('2001-01-01T00:00')
     await page.getByRole('button', { name: 'Apply filters' }).click()
     await page.getByText('No evaluations match').waitFor()
     await page.getByRole('button', { name: 'Clear' }).click()
     await rows.nth(2).waitFor()
     await rows
-      .filter({ has: page.locator('td.source', { hasText: /^api$/ }) })
+      .filter({ has: page.locator('td.source', { hasText: /^playground$/ }) })
       .locator('a')
       .click()
     await h1(/^Evaluation /).waitFor()
     expect(await page.locator('.evaluation dl.outcome').textContent()).toContain('fail')
-    expect(await page.locator('main dl.outcome').first().textContent()).toContain('Asked byapi')
+    expect(await page.locator('main dl.outcome').first().textContent()).toContain('Asked byplayground')
+  })
+
+  it('manages API keys: creates one with its scopes, shows its secret once, and revokes it after a confirmation', async () => {
+    await page.goto(url('/applications'))
+    await h1('Applications').waitFor()
+    await page.getByRole('link', { name: 'API keys' }).click()
+    await h1('API keys').waitFor()
+    const rows = page.getByRole('region', { name: 'API keys' }).locator('tbody tr')
+    await rows.first().waitFor()
+    // The admin key this tab signed in with is marked as such.
+    expect(await rows.filter({ hasText: "this tab's key" }).count()).toBe(1)
+
+    // What the form can tell before sending, at the fields; each message goes once its field is edited.
+    await page.getByRole('button', { name: 'Create key' }).click()
+    const nameError = page.locator('[data-error-for="/name"]')
+    const scopesError = page.locator('[data-error-for="/scopes"]')
+    await nameError.waitFor()
+    await scopesError.waitFor()
+    await page.getByLabel('Name').fill('ci-reader')
+    await nameError.waitFor({ state: 'detached' })
+    await page.getByLabel('applications:read').check()
+    await page.getByLabel('evaluations:write').check()
+    await scopesError.waitFor({ state: 'detached' })
+    await page.getByRole('button', { name: 'Create key' }).click()
+
+    const secretField = page.getByLabel('Secret')
+    await secretField.waitFor()
+    const secret = await secretField.inputValue()
+    expect(secret).toMatch(/^wdn_[A-Za-z0-9_-]{43}$/)
+    expect((await call(`${server.url}/v1/applications`, 'GET', secret)).status).toBe(200)
+    // With exactly its scopes: no policies:write.
+    expect(
+      (await call(`${server.url}/v1/applications/support-bot/policies`, 'POST', secret, { id: 'x' })).status,
+    ).toBe(403)
+    const row = rows.filter({ hasText: 'ci-reader' })
+    await row.waitFor()
+    expect(await row.locator('td.scopes').textContent()).toBe('applications:read, evaluations:write')
+    expect(await row.locator('td.state').textContent()).toBe('active')
+    // Shown once: gone when dismissed, and nowhere after a reload.
+    await page.getByRole('button', { name: 'Done, I have stored it' }).click()
+    await secretField.waitFor({ state: 'detached' })
+    await page.reload()
+    await h1('API keys').waitFor()
+    await row.waitFor()
+    expect(await page.content()).not.toContain(secret)
+
+    await page.getByRole('button', { name: 'Revoke key ci-reader' }).click()
+    const dialog = page.getByRole('dialog', { name: 'Revoke key ci-reader?' })
+    await dialog.waitFor()
+    await dialog.getByRole('button', { name: 'Revoke key' }).click()
+    await expect.poll(() => row.locator('td.state').textContent()).toBe('revoked')
+    expect((await call(`${server.url}/v1/applications`, 'GET', secret)).status).toBe(401)
+    expect(await row.getByRole('button', { name: /Revoke/ }).count()).toBe(0)
   })
 
   it('pages through the applications, and deletes one only after a confirmation', async () => {
@@ -463,6 +529,7 @@ describe.skipIf(!haveChromium)('the web console, in Chromium', () => {
         },
       },
       { name: 'evaluations', path: `${app}/evaluations` },
+      { name: 'api-keys', path: '/api-keys' },
     ]
     if (logAvailable && evaluationId)
       pages.push({ name: 'evaluation', path: `${app}/evaluations/${evaluationId}` })

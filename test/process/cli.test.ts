@@ -33,6 +33,7 @@ describe.each(STORE_KINDS)('the warden command (%s)', (kind) => {
     [['keys', 'list'], 'Usage: warden keys list'],
     [['keys', 'revoke'], 'Usage: warden keys revoke'],
     [['workspaces', 'create'], 'Usage: warden workspaces create'],
+    [['workspaces', 'list'], 'Usage: warden workspaces list'],
   ])('prints help for %j', (args, usage) => {
     const result = warden(...args, '--help')
     expect(result.status).toBe(0)
@@ -88,6 +89,41 @@ describe.each(STORE_KINDS)('the warden command (%s)', (kind) => {
     expect(revoked.status).toBe(0)
     expect(await authenticate(secret)).toBeNull()
     expect(warden('keys', 'list', '--workspace', 'keys-ws').stdout).toContain('revoked')
+  })
+
+  it('lists workspaces oldest first, with the count of their working keys', () => {
+    warden('workspaces', 'create', 'list-a')
+    warden('workspaces', 'create', 'list-b')
+    const key = (workspace: string, ...more: string[]) =>
+      warden('keys', 'create', '--workspace', workspace, '--scopes', 'admin', ...more)
+    key('list-a')
+    key('list-a')
+    key('list-a', '--expires-at', '1')
+    key('list-b')
+    const listed = warden('keys', 'list', '--workspace', 'list-b', '--json')
+    warden('keys', 'revoke', JSON.parse(listed.stdout).id)
+
+    const table = warden('workspaces', 'list')
+    expect(table.status).toBe(0)
+    const [header, ...lines] = table.stdout.trim().split('\n')
+    expect(header).toBe('ID\tNAME\tCREATED\tACTIVE KEYS')
+    const names = lines.map((line) => line.split('\t')[1])
+    expect(names.indexOf('list-a')).toBeLessThan(names.indexOf('list-b'))
+    const a = lines.find((line) => line.split('\t')[1] === 'list-a')?.split('\t')
+    expect(a?.[2]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
+    // Two working keys: the third has expired.
+    expect(a?.[3]).toBe('2')
+
+    const rows = warden('workspaces', 'list', '--json')
+      .stdout.trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
+    expect(rows.find((row) => row.name === 'list-b')).toEqual({
+      id: expect.any(String),
+      name: 'list-b',
+      created: expect.any(Number),
+      active_keys: 0,
+    })
   })
 
   it('creates a key with the evaluation scopes', async () => {

@@ -118,7 +118,8 @@ describe('crash safety on SQLite', () => {
     for (let round = 0; round < 3; round++) {
       const server = await startServer({ ...store.env, WARDEN_ADMIN_KEY: ADMIN, RATE_LIMIT_PER_MINUTE: '0' })
       const load = driveLoad(server, 16)
-      await new Promise((resolve) => setTimeout(resolve, 300 + round * 150))
+      // Killed once a number of writes have been acknowledged, a different one each round.
+      await load.untilAcknowledged(60 + round * 30)
       server.proc.kill('SIGKILL')
       await server.exited
       await load.stop()
@@ -140,7 +141,7 @@ describe('crash safety on SQLite', () => {
   it('finishes the requests in flight on SIGTERM under load, exits 0, and loses nothing acknowledged', async () => {
     const server = await startServer({ ...store.env, WARDEN_ADMIN_KEY: ADMIN, RATE_LIMIT_PER_MINUTE: '0' })
     const load = driveLoad(server, 16)
-    await new Promise((resolve) => setTimeout(resolve, 400))
+    await load.untilAcknowledged(80)
     server.proc.kill('SIGTERM')
     expect(await server.exited).toBe(0)
     await load.stop()

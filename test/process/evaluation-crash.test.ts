@@ -56,7 +56,8 @@ describe.each(STORE_KINDS)('the evaluation log under a crash (%s)', (kind) => {
     for (let round = 0; round < 3; round++) {
       const server = await startServer(env())
       const load = driveEvaluations(server, 16)
-      await new Promise((resolve) => setTimeout(resolve, 800 + round * 300))
+      // Killed once a number of evaluations have been answered, a different one each round.
+      await load.untilAcknowledged(60 + round * 40)
       server.proc.kill('SIGKILL')
       await server.exited
       await load.stop()

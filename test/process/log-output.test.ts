@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -59,59 +58,18 @@ describe('log lines', () => {
     ])
   })
 
-  // The server's logger, in a process of its own (from the built code, as `warden serve` runs it).
-  const lastLines = (ending: string) => {
-    const logger = new URL('../../dist/logger.js', import.meta.url).href
-    const script = `import { createLogger } from '${logger}'
-      const log = createLogger('info', false)
-      log.info({ step: 1 }, 'first')
-      log.warn({ step: 2 }, 'second')
-      ${ending}`
-    return spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })
-  }
-  const messages = (stdout: string) =>
-    stdout
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line).msg)
-
-  it('of a request are built as exactly the line pino writes for the same fields, and follow the level', () => {
-    const logger = new URL('../../dist/logger.js', import.meta.url).href
-    const fields = {
-      reqId: 'r-"2"',
-      method: 'GET',
-      url: '/v1/applications?cursor=a\\b',
-      status: 200,
-      ms: 0.4,
-    }
-    const script = `import { accessLine, createLogger } from '${logger}'
-      const log = createLogger('info', false)
-      const fields = ${JSON.stringify(fields)}
-      accessLine(log)(fields)
-      log.info(fields, 'request')
-      log.level = 'warn'
-      accessLine(log)({ ...fields, status: 404 })`
-    const ended = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })
-    const [built, fromPino, ...rest] = ended.stdout.trim().split('\n')
-    expect(rest).toEqual([])
-    const { time: builtTime, ...builtLine } = JSON.parse(built as string)
-    const { time: pinoTime, ...pinoLine } = JSON.parse(fromPino as string)
-    expect(builtLine).toEqual(pinoLine)
-    expect(builtLine).toMatchObject({ reqId: 'r-"2"', url: '/v1/applications?cursor=a\\b', msg: 'request' })
-    expect(Object.keys(JSON.parse(built as string))).toEqual(Object.keys(JSON.parse(fromPino as string)))
-    expect(Math.abs(builtTime - pinoTime)).toBeLessThan(1000)
-  })
-
-  it('are all written when the process exits at once', () => {
-    const ended = lastLines('process.exit(3)')
-    expect(ended.status).toBe(3)
-    expect(messages(ended.stdout)).toEqual(['first', 'second'])
-  })
-
-  it('are all written when the process dies of an uncaught error', () => {
-    const ended = lastLines("setImmediate(() => { throw new Error('boom') })")
-    expect(ended.status).not.toBe(0)
-    expect(ended.stderr).toContain('boom')
-    expect(messages(ended.stdout)).toEqual(['first', 'second'])
+  it('are all written by the logger’s flush, at once: what the server does as its process exits', () => {
+    const { lines, read } = open('exit.log')
+    const logger = pino({ level: 'info' }, lines)
+    logger.info('first')
+    logger.warn('second')
+    expect(read()).toBe('')
+    logger.flush()
+    expect(
+      read()
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line).msg),
+    ).toEqual(['first', 'second'])
   })
 })

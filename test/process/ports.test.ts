@@ -42,6 +42,9 @@ describe('a second warden serve on the same host', () => {
     expect(second.stderr).toBe(
       `warden: port ${metricsPort} (METRICS_PORT) on 127.0.0.1 is already in use; set METRICS_PORT to a free port, or to 0 to turn metrics off\n`,
     )
+    // The API port was free, but the start failed: it never said it was listening.
+    expect(second.stdout).not.toContain('Server listening')
+    expect(second.stdout).not.toContain('metrics listening')
     // The failed start created the store's first admin key; it is shown, since no later start
     // creates another.
     const key = KEY_LINE.exec(second.stdout)?.[1]
@@ -64,6 +67,9 @@ describe('a second warden serve on the same host', () => {
       `warden: port ${first.port} (PORT) on 127.0.0.1 is already in use; set PORT to a free port\n`,
     )
     expect(second.stdout).toMatch(KEY_LINE)
+    expect(second.stdout).not.toContain('listening')
+    // The lines logged before the failure are written as the process exits (server.ts).
+    expect(second.stdout).toContain('"msg":"store migrated"')
   })
 
   it('the first server is unharmed by either', async () => {

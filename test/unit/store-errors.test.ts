@@ -1,4 +1,10 @@
 import { describe, expect, it } from 'vitest'
+import {
+  isDriverError,
+  isForeignKeyViolation,
+  isStalePlan,
+  isUniqueViolation,
+} from '../../src/store/dialect.js'
 import { rethrowStoreError, StoreUnavailableError } from '../../src/store/errors.js'
 
 const driverError = (code: string, message = 'x') => Object.assign(new Error(message), { code })
@@ -41,5 +47,32 @@ describe('the store’s outage errors', () => {
   ])('a statement error %s passes through unchanged', (code) => {
     const cause = driverError(code)
     expect(raised(cause)).toBe(cause)
+  })
+})
+
+describe('what a driver’s error code means (store/dialect.ts, the one place that reads them)', () => {
+  it.each([
+    ['23505', 'unique'],
+    ['SQLITE_CONSTRAINT_PRIMARYKEY', 'unique'],
+    ['SQLITE_CONSTRAINT_UNIQUE', 'unique'],
+    ['23503', 'foreign key'],
+    ['SQLITE_CONSTRAINT_FOREIGNKEY', 'foreign key'],
+    ['0A000', 'stale plan'],
+    ['42P01', 'other'],
+    ['SQLITE_ERROR', 'other'],
+  ])('%s is a driver error: %s', (code, kind) => {
+    const error = driverError(code)
+    expect(isDriverError(error)).toBe(true)
+    expect(isUniqueViolation(error)).toBe(kind === 'unique')
+    expect(isForeignKeyViolation(error)).toBe(kind === 'foreign key')
+    expect(isStalePlan(error)).toBe(kind === 'stale plan')
+  })
+
+  it.each([
+    'ECONNRESET',
+    'validation_error',
+    'ERR_HTTP_REQUEST_TIMEOUT',
+  ])('%s is not a driver error', (code) => {
+    expect(isDriverError(driverError(code))).toBe(false)
   })
 })

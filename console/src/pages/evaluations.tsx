@@ -1,4 +1,4 @@
-import { loggedEvaluationVerdictValues } from '@warden/client'
+import { loggedEvaluationSourceValues, loggedEvaluationVerdictValues } from '@warden/client'
 import { useEffect, useId, useMemo, useState } from 'preact/hooks'
 import {
   answer,
@@ -26,12 +26,13 @@ import { EvaluationView } from './evaluation-view'
 
 interface Filters {
   verdict: NonNullable<Query<'listEvaluations'>['verdict']> | ''
+  source: NonNullable<Query<'listEvaluations'>['source']> | ''
   policy_id: string
   since: string
   until: string
 }
 
-const NO_FILTERS: Filters = { verdict: '', policy_id: '', since: '', until: '' }
+const NO_FILTERS: Filters = { verdict: '', source: '', policy_id: '', since: '', until: '' }
 /** The chart reads at most this many entries (5 pages of 200). */
 const CHART_PAGES = 5
 
@@ -44,6 +45,7 @@ function toSeconds(local: string): number | undefined {
 function query(filters: Filters): Query<'listEvaluations'> {
   return {
     verdict: filters.verdict || undefined,
+    source: filters.source || undefined,
     policy_id: filters.policy_id || undefined,
     since: toSeconds(filters.since),
     until: toSeconds(filters.until),
@@ -130,8 +132,9 @@ export function EvaluationLogPage({ appId }: { appId: string }) {
       <PageTitle>Evaluation log</PageTitle>
       <p class="subtitle">
         Every evaluation of <Link to={`/applications/${encodeURIComponent(appId)}`}>{appId}</Link>, newest
-        first. Its source says what asked: <code>api</code>, the evaluation call; <code>chat_input</code> and{' '}
-        <code>chat_output</code>, a guarded chat completion's checks before and after the model.
+        first. Its source says what asked: <code>api</code>, the evaluation call; <code>playground</code>, a
+        run of the playground; <code>chat_input</code> and <code>chat_output</code>, a guarded chat
+        completion's checks before and after the model.
       </p>
       {unavailable ? (
         <NotAvailable what="the evaluation log" />
@@ -153,6 +156,17 @@ export function EvaluationLogPage({ appId }: { appId: string }) {
                 {loggedEvaluationVerdictValues.map((verdict) => (
                   <option key={verdict} value={verdict}>
                     {verdict}
+                  </option>
+                ))}
+              </select>
+            </div>
+            <div class="field">
+              <label for={`${ids}-source`}>Source</label>
+              <select id={`${ids}-source`} value={form.source} onChange={set('source')}>
+                <option value="">any</option>
+                {loggedEvaluationSourceValues.map((source) => (
+                  <option key={source} value={source}>
+                    {source}
                   </option>
                 ))}
               </select>

@@ -120,6 +120,8 @@ export function PlaygroundPage({ appId, preselect }: { appId: string; preselect:
             policies: chosen,
             draft_policies: drafts.map((d) => policyBody(d, true)),
             redact,
+            // Logged as a playground run: listed apart in the log, and not in the evaluation metrics.
+            source: 'playground',
           },
         }),
       )

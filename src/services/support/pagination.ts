@@ -1,5 +1,5 @@
 import { AppError } from '../../errors.js'
-import type { DocumentPage } from '../../store/prepared-queries.js'
+import type { DocumentPage } from '../../store/statements.js'
 import { pageJson } from '../documents.js'
 
 export interface Page<T> {

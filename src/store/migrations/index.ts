@@ -7,6 +7,7 @@ import { storeMetadata } from './0005_store_metadata.js'
 import { policyModes } from './0006_policy_modes.js'
 import { evaluationLog } from './0007_evaluation_log.js'
 import { policyTests } from './0008_policy_tests.js'
+import { evaluationSource } from './0009_evaluation_source.js'
 import type { MigrationDialect } from './dialect.js'
 
 /**
@@ -23,5 +24,6 @@ export function allMigrations(dialect: MigrationDialect): Record<string, Migrati
     '0006_policy_modes': policyModes(),
     '0007_evaluation_log': evaluationLog(dialect),
     '0008_policy_tests': policyTests(dialect),
+    '0009_evaluation_source': evaluationSource(dialect),
   }
 }
