@@ -174,10 +174,16 @@ describe.each(STORE_KINDS)('Prometheus metrics (%s)', (kind) => {
     expect(tried.json().verdict).toBe('fail')
     const played = await scrape()
     expect(
-      sample(played, 'warden_evaluations_total', { application_id: 'bot', verdict: 'fail', action: 'block' }),
+      sample(played, 'warden_evaluations_total', {
+        workspace_id: t.workspaceId,
+        application_id: 'bot',
+        verdict: 'fail',
+        action: 'block',
+      }),
     ).toBe(2)
     expect(
       sample(played, 'warden_policy_evaluations_total', {
+        workspace_id: t.workspaceId,
         application_id: 'bot',
         policy_id: 'no-cards',
         verdict: 'fail',
