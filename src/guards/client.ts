@@ -75,6 +75,14 @@ class Failure extends Error {
 
 const fail = (kind: GuardErrorKind, detail: string) => new Failure({ kind, detail })
 
+/** A question under way, shared by every caller asking it meanwhile. */
+interface Flight {
+  promise: Promise<GuardVerdict>
+  controller: AbortController
+  /** Callers still waiting that could give up; when the last gives up, the call is abandoned. */
+  waiters: number
+}
+
 /** Creates the client of one guard detector. */
 export function createGuardClient(config: GuardConfig, options: GuardClientOptions = {}): GuardClient {
   const format = FORMATS[config.format]
@@ -90,6 +98,7 @@ export function createGuardClient(config: GuardConfig, options: GuardClientOptio
     ttlResolution: 0,
     ...(options.now ? { perf: { now: options.now } } : {}),
   })
+  const flights = new Map<string, Flight>()
 
   async function post(call: GuardCall, signal: AbortSignal, deadline: AbortSignal, caller?: AbortSignal) {
     let status: number
@@ -209,11 +218,27 @@ export function createGuardClient(config: GuardConfig, options: GuardClientOptio
         report('cached', 0)
         return { ok: true, verdict: copy(hit), ms: 0, cached: true }
       }
+      // A question already under way is followed, not asked again; the call is abandoned only
+      // when every caller following it has given up.
+      let flight = flights.get(key)
+      const shared = flight !== undefined
+      if (!flight) {
+        const controller = new AbortController()
+        const promise = ask(request, calls, controller.signal).then((verdict) => {
+          cache.set(key, verdict)
+          return verdict
+        })
+        const started: Flight = { promise, controller, waiters: 0 }
+        flights.set(key, started)
+        // Failures are not cached: the next asker tries again.
+        const land = () => flights.get(key) === started && flights.delete(key)
+        promise.then(land, land)
+        flight = started
+      }
       try {
-        const verdict = await ask(request, calls, signal)
-        cache.set(key, verdict)
+        const verdict = await follow(flight, key, signal)
         const ms = clock() - started
-        report('answered', ms)
+        if (!shared) report('answered', ms)
         return { ok: true, verdict: copy(verdict), ms, cached: false }
       } catch (error) {
         const ms = clock() - started
@@ -221,10 +246,38 @@ export function createGuardClient(config: GuardConfig, options: GuardClientOptio
           error instanceof Failure
             ? error.error
             : { kind: 'network' as const, detail: `could not reach guard ${config.name}` }
-        report(failure.kind, ms)
+        if (!shared || failure.kind === 'aborted') report(failure.kind, ms)
         return { ok: false, error: failure, ms }
       }
     },
+  }
+
+  function follow(flight: Flight, key: string, signal: AbortSignal | undefined): Promise<GuardVerdict> {
+    // A caller without a signal never gives up, so it holds the call open for good.
+    flight.waiters++
+    if (!signal) return flight.promise
+    return new Promise((resolve, reject) => {
+      const leave = () => {
+        flight.waiters--
+        if (flight.waiters === 0) {
+          // Nobody waits for the answer any more: free the slot and let a new asker start afresh.
+          if (flights.get(key) === flight) flights.delete(key)
+          flight.controller.abort()
+        }
+        reject(fail('aborted', `guard ${config.name} call aborted`))
+      }
+      signal.addEventListener('abort', leave, { once: true })
+      flight.promise.then(
+        (verdict) => {
+          signal.removeEventListener('abort', leave)
+          resolve(verdict)
+        },
+        (error: unknown) => {
+          signal.removeEventListener('abort', leave)
+          reject(error)
+        },
+      )
+    })
   }
 }
 

@@ -22,6 +22,8 @@ export type GuardScript =
   | { raw: string; status?: number; contentType?: string }
   /** Never answers. */
   | { hang: true }
+  /** Answers once the promise resolves, with what it resolves to. */
+  | { later: Promise<GuardScript> }
 
 export interface GuardDouble {
   /** The root to configure: `http://127.0.0.1:PORT/v1` for the chat and moderation servers, the TEI root for `/predict`. */
@@ -83,6 +85,12 @@ export async function startGuardDouble(
 
 function answer(res: ServerResponse, script: GuardScript): void {
   if ('hang' in script) return
+  if ('later' in script) {
+    void script.later.then((next) => {
+      if (!res.destroyed) answer(res, next)
+    })
+    return
+  }
   if ('json' in script) {
     res.writeHead(script.status ?? 200, { 'content-type': 'application/json' })
     res.end(JSON.stringify(script.json))

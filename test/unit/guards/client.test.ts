@@ -5,6 +5,7 @@ import {
   chatAnswer,
   completionAnswer,
   type GuardDouble,
+  type GuardScript,
   moderationAnswer,
   ollamaChatAnswer,
   predictAnswer,
@@ -278,6 +279,48 @@ describe('cache and turns, per workspace', () => {
     if (answered.ok) answered.verdict.categories.push('hate')
     const cached = await client.check(ask('t'))
     expect(cached.ok && cached.verdict.categories).toEqual([])
+  })
+
+  it('asks a question under way once: callers follow it, and one giving up leaves it to the others', async () => {
+    const calls: GuardCallReport[] = []
+    const client = createGuardClient(
+      guard('lg', { FORMAT: 'llama-guard', BASE_URL: chat.baseUrl, MODEL: 'lg', TIMEOUT_MS: '600000' }),
+      { onCall: (call) => calls.push(call) },
+    )
+    let release: (script: GuardScript) => void = () => {}
+    chat.script({ later: new Promise<GuardScript>((resolve) => (release = resolve)) })
+    const quitter = new AbortController()
+    const first = client.check(ask('same'), new AbortController().signal)
+    const second = client.check(ask('same'), quitter.signal)
+    const third = client.check(ask('same'))
+    while (chat.received.length === 0) await new Promise((resolve) => setImmediate(resolve))
+    quitter.abort()
+    expect(await second).toMatchObject({ ok: false, error: { kind: 'aborted' } })
+    release({ json: ollamaChatAnswer('unsafe\nS1') })
+    for (const outcome of [await first, await third])
+      expect(outcome).toMatchObject({ ok: true, verdict: { flagged: true, categories: ['violence'] } })
+    expect(chat.received).toHaveLength(1)
+    expect(calls.map((c) => c.outcome)).toEqual(['aborted', 'answered'])
+  })
+
+  it('abandons a shared call once every caller gave up', async () => {
+    const client = createGuardClient(
+      guard('lg', { FORMAT: 'llama-guard', BASE_URL: chat.baseUrl, MODEL: 'lg', TIMEOUT_MS: '600000' }),
+    )
+    chat.script({ hang: true })
+    const a = new AbortController()
+    const b = new AbortController()
+    const hungUp = chat.nextHangUp()
+    const pending = [client.check(ask('both'), a.signal), client.check(ask('both'), b.signal)]
+    while (chat.received.length === 0) await new Promise((resolve) => setImmediate(resolve))
+    a.abort()
+    b.abort()
+    await hungUp
+    for (const outcome of await Promise.all(pending))
+      expect(outcome).toMatchObject({ ok: false, error: { kind: 'aborted' } })
+    // A new asker starts afresh.
+    expect(await client.check(ask('both'))).toMatchObject({ ok: true, verdict: { flagged: false } })
+    expect(chat.received).toHaveLength(2)
   })
 
   it('a workspace whose calls hang holds at most half the slots: another workspace is answered at once', async () => {

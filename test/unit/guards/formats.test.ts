@@ -142,6 +142,12 @@ describe('llama-guard', () => {
     )
   })
 
+  it('refuses log-probabilities that are not OpenAI-shaped', () => {
+    const answer = chatAnswer('safe', { tokens: [[['safe', -0.1]]] }) as any
+    answer.choices[0].logprobs.content[0].logprob = 'high'
+    rejects(() => format.read([answer], prompt('x'), options), 'garbage')
+  })
+
   it('serves toxicity only', () => {
     expect(format.cannotServe('toxicity', options)).toBeNull()
     expect(format.cannotServe('prompt_injection', options)).toMatch(/Prompt Guard/)
