@@ -164,7 +164,10 @@ export function createGuardClient(config: GuardConfig, options: GuardClientOptio
           verdict = format.read(answers, request, formatOpts)
         } catch (error) {
           if (error instanceof GuardAnswerError)
-            throw fail(error.kind, `guard ${config.name}: ${error.message}`)
+            throw fail(
+              error.kind,
+              error.message.replace(/^guard(?:'s)? /, (m) => m.replace('guard', `guard ${config.name}`)),
+            )
           throw fail('garbage', `guard ${config.name} answered something that could not be read`)
         }
         if (!(verdict.score >= 0 && verdict.score <= 1))

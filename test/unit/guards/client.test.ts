@@ -178,7 +178,7 @@ describe('failures are outcomes, never rejections', () => {
     const second = await client.check(ask('b'))
     expect(second).toMatchObject({
       ok: false,
-      error: { kind: 'garbage', detail: 'guard lg: guard answered neither "safe" nor "unsafe"' },
+      error: { kind: 'garbage', detail: 'guard lg answered neither "safe" nor "unsafe"' },
     })
   })
 
