@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import fastJson from 'fast-json-stringify'
 import type { EvaluationLogContent } from '../config.js'
 import { AppError, notFound } from '../errors.js'
+import { type RedactedLog, redactedLog } from '../evaluation/redacted-log.js'
 import { type ConversationInput, messageText } from '../rules/conversation.js'
 import type { EvaluationOutcome } from '../rules/evaluate.js'
 import {
@@ -25,7 +26,6 @@ import type { Clock } from './clock.js'
 import { pageJson } from './documents.js'
 import { encodeCursor } from './support/pagination.js'
 import { applicationNotFound } from './support/records.js'
-import { type RedactedLog, redactedLog } from './support/redacted-log.js'
 
 /** Who asked for an evaluation, for the evaluation log. */
 export interface EvaluationCaller {

@@ -2,6 +2,17 @@ import { performance } from 'node:perf_hooks'
 import { LRUCache } from 'lru-cache'
 import { v7 as uuidv7 } from 'uuid'
 import { type FieldError, invalid } from '../errors.js'
+import {
+  COMPILE_BUDGET_MS,
+  checkMs,
+  compileMs,
+  DEFAULT_POOL_MIN_MS,
+  estimatedMs,
+  textSize,
+} from '../evaluation/cost.js'
+import { draftPolicy, evaluablePolicy } from '../evaluation/policy-for-evaluation.js'
+import type { EvaluationPool, PoolPolicy, PoolResult } from '../evaluation/pool.js'
+import { classifiersFor } from '../evaluation/workspace-classifiers.js'
 import type { Judge } from '../judge/judge.js'
 import type { Metrics } from '../metrics.js'
 import type { ConversationInput } from '../rules/conversation.js'
@@ -23,24 +34,13 @@ import { findPolicy, findPolicyBySeq, findPolicyRevision } from '../store/polici
 import type { PolicyRow } from '../store/tables.js'
 import type { Clock } from './clock.js'
 import { policyFromColumns } from './documents.js'
-import {
-  COMPILE_BUDGET_MS,
-  checkMs,
-  compileMs,
-  DEFAULT_POOL_MIN_MS,
-  estimatedMs,
-  textSize,
-} from './evaluation-cost.js'
 import type { EvaluationCaller, EvaluationLogService, EvaluationRecord } from './evaluation-log.service.js'
-import type { EvaluationPool, PoolPolicy, PoolResult } from './evaluation-pool.js'
-import { draftPolicy, evaluablePolicy } from './support/policy-for-evaluation.js'
 import { applicationNotFound } from './support/records.js'
-import { classifiersFor } from './support/workspace-classifiers.js'
 
 /**
  * A stored revision as an evaluation uses it: by its cache key (row sequence and revision, what
  * the pool's workers keep it by too), compiled on the main thread, or not (`compiled` null) when
- * compiling it there would cost COMPILE_BUDGET_MS or more (evaluation-cost.ts): then only a
+ * compiling it there would cost COMPILE_BUDGET_MS or more (src/evaluation/cost.ts): then only a
  * worker of the evaluation pool compiles it, and evaluations of it run there.
  */
 export interface StoredPolicy {
@@ -124,7 +124,7 @@ export class EvaluationsService {
       maxWork?: number
       /** Where evaluations estimated at `poolMinMs` or more run; none: every evaluation runs on the event loop. */
       pool?: EvaluationPool | null
-      /** EVALUATION_POOL_MIN_MS: the estimated worst-case milliseconds (evaluation-cost.ts) from which an evaluation runs in the pool. */
+      /** EVALUATION_POOL_MIN_MS: the estimated worst-case milliseconds (src/evaluation/cost.ts) from which an evaluation runs in the pool. */
       poolMinMs?: number
     },
   ) {}

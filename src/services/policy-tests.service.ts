@@ -2,6 +2,17 @@ import { performance } from 'node:perf_hooks'
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import { v7 as uuidv7 } from 'uuid'
 import { AppError, conflict, type FieldError, invalid, notFound } from '../errors.js'
+import {
+  COMPILE_BUDGET_MS,
+  compileMs,
+  DEFAULT_POOL_MIN_MS,
+  estimatedMs,
+  textSize,
+} from '../evaluation/cost.js'
+import { evaluablePolicy, uncheckedDraft } from '../evaluation/policy-for-evaluation.js'
+import type { EvaluationPool } from '../evaluation/pool.js'
+import type { RuleChecks } from '../evaluation/rule-checks.js'
+import { classifiersFor } from '../evaluation/workspace-classifiers.js'
 import type { Judge } from '../judge/judge.js'
 import {
   type Classifiers,
@@ -45,20 +56,9 @@ import type { Statements } from '../store/statements.js'
 import type { PolicyTestRow } from '../store/tables.js'
 import type { Clock } from './clock.js'
 import { pageJson, policyFromColumns, type Stored } from './documents.js'
-import {
-  COMPILE_BUDGET_MS,
-  compileMs,
-  DEFAULT_POOL_MIN_MS,
-  estimatedMs,
-  textSize,
-} from './evaluation-cost.js'
-import type { EvaluationPool } from './evaluation-pool.js'
-import type { RuleChecks } from './rule-checks.js'
 import { decodeCursor, encodeCursor } from './support/pagination.js'
-import { evaluablePolicy, uncheckedDraft } from './support/policy-for-evaluation.js'
 import { assertIfMatch, preconditionFailed } from './support/preconditions.js'
 import { applicationNotFound, assertSameId, newEtag, policyNotFound } from './support/records.js'
-import { classifiersFor } from './support/workspace-classifiers.js'
 
 type Messages = PolicyTest['messages']
 

@@ -1,11 +1,11 @@
-import type { ConversationInput } from '../../rules/conversation.js'
+import type { ConversationInput } from '../rules/conversation.js'
 import {
   type EvaluationOutcome,
   REDACTED_TYPES,
   type RedactedConversation,
   redactConversation,
-} from '../../rules/evaluate.js'
-import type { Evaluation } from '../../schemas/evaluations.js'
+} from '../rules/evaluate.js'
+import type { Evaluation } from '../schemas/evaluations.js'
 
 /** What a `redacted` log entry keeps of an evaluation: its policies and texts, every found text replaced. */
 export interface RedactedLog {
