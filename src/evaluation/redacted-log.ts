@@ -1,10 +1,6 @@
 import type { ConversationInput } from '../rules/conversation.js'
-import {
-  type EvaluationOutcome,
-  REDACTED_TYPES,
-  type RedactedConversation,
-  redactConversation,
-} from '../rules/evaluate.js'
+import { type EvaluationOutcome, type RedactedConversation, redactConversation } from '../rules/evaluate.js'
+import { RULE_TYPE_MODULES } from '../rules/rule-types/registry.js'
 import type { Evaluation } from '../schemas/evaluations.js'
 
 /** What a `redacted` log entry keeps of an evaluation: its policies and texts, every found text replaced. */
@@ -48,7 +44,7 @@ export function redactedLog(
       rules: policy.rules.map((rule) => ({
         ...rule,
         reason: scrub(rule.reason, longestFirst),
-        findings: REDACTED_TYPES.has(rule.type)
+        findings: RULE_TYPE_MODULES[rule.type].redacts
           ? rule.findings.map((f) => ({ ...f, text: f.text === null ? null : label(f.kind) }))
           : rule.findings,
       })),

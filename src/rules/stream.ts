@@ -47,11 +47,12 @@ export function guardsReply(policies: readonly Pick<EvaluablePolicy, 'mode' | 't
 }
 
 /**
- * The rules an enforced policy reading the reply (output or assistant targets) applies to it:
- * detectors expected to pass are released incrementally; toxicity, prompt_injection and custom
- * rules expected to pass are scored on windows; any other rule (factuality, relevance, a rule
- * expected to fail, a rule that cannot be evaluated) needs the whole reply, and makes the stream
- * buffered. Monitored policies never hold text back.
+ * The rules an enforced policy reading the reply (output or assistant targets) applies to it, as
+ * each rule type's module says it holds the reply back: detectors expected to pass are released
+ * incrementally; toxicity, prompt_injection and custom rules expected to pass are scored on
+ * windows; any other rule (factuality, relevance, a rule expected to fail, a rule that cannot be
+ * evaluated) needs the whole reply, and makes the stream buffered. Monitored policies never hold
+ * text back.
  */
 export function streamPlan(policies: readonly CompiledPolicy[]): StreamPlan {
   const detectors: StreamDetector[] = []
@@ -60,16 +61,12 @@ export function streamPlan(policies: readonly CompiledPolicy[]): StreamPlan {
     if (compiled.policy.mode !== 'enforce' || (compiled.targets & OUTPUT_MASK) === 0) continue
     const windowed: CompiledRule[] = []
     for (const rule of compiled.rules) {
-      const engine = rule.engine
-      if (engine.kind === 'detector' && rule.expected === 'pass') {
-        detectors.push({ match: engine.match, pending: engine.pending })
-        continue
-      }
-      if ((engine.kind === 'per-text-score' || engine.kind === 'custom') && rule.expected === 'pass') {
-        windowed.push(rule)
-        continue
-      }
-      return { mode: 'buffered', reason: `an enforced output ${rule.type} rule needs the whole reply` }
+      // What the rule's type holds back (rule-types/rule-type.ts, StreamHold); a rule expected
+      // to fail passes only once the whole reply is read.
+      const stream = rule.expected === 'pass' ? rule.compiled.stream : ({ hold: 'whole' } as const)
+      if (stream.hold === 'pending') detectors.push({ match: stream.match, pending: stream.pending })
+      else if (stream.hold === 'window') windowed.push(rule)
+      else return { mode: 'buffered', reason: `an enforced output ${rule.type} rule needs the whole reply` }
     }
     if (windowed.length > 0) scored.push({ ...compiled, rules: windowed })
   }

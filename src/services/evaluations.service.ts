@@ -25,6 +25,7 @@ import {
   evaluate,
   redactConversation,
 } from '../rules/evaluate.js'
+import { RULE_TYPE_MODULES } from '../rules/rule-types/registry.js'
 import { guardsReply } from '../rules/stream.js'
 import { normalizeRule } from '../rules/validation.js'
 import type { Evaluation, EvaluationRequest, EvaluationSource } from '../schemas/evaluations.js'
@@ -325,9 +326,10 @@ export class EvaluationsService {
   }
 
   /**
-   * Runs every offline engine once on a sample conversation, so that the first real evaluation
-   * does not pay for loading the detectors' data (phone metadata, lexicons) and compiling their
-   * code: about 40 ms, once, at start-up instead of on a client's request.
+   * Runs the warm-up rule of every rule type that has one (the offline ones, rule-types/) once on
+   * a sample conversation, so that the first real evaluation does not pay for loading the
+   * detectors' data (phone metadata, lexicons) and compiling their code: about 40 ms, once, at
+   * start-up instead of on a client's request.
    */
   async warmUp(): Promise<void> {
     const policy = compilePolicy(
@@ -335,14 +337,7 @@ export class EvaluationsService {
         id: 'warm-up',
         revision: null,
         draft: true,
-        rules: [
-          { type: 'pii', expected: 'pass', value: null, threshold: null, flagged: null },
-          { type: 'keywords', expected: 'pass', value: null, threshold: null, flagged: ['refund guarantee'] },
-          { type: 'regex', expected: 'pass', value: 'order [0-9]+', threshold: null, flagged: null },
-          { type: 'length', expected: 'pass', value: '1000', threshold: null, flagged: null },
-          { type: 'toxicity', expected: 'pass', value: null, threshold: null, flagged: null },
-          { type: 'prompt_injection', expected: 'pass', value: null, threshold: null, flagged: null },
-        ],
+        rules: Object.values(RULE_TYPE_MODULES).flatMap((type) => (type.warmUp ? [type.warmUp] : [])),
         target: ['input', 'output'],
         definition: null,
         override_response: null,
