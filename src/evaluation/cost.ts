@@ -1,6 +1,7 @@
 import type { ConversationInput } from '../rules/conversation.js'
 import { RULE_TYPE_MODULES } from '../rules/rule-types/registry.js'
 import type { CostedRule } from '../rules/rule-types/rule-type.js'
+import type { EvaluationPool } from './pool.js'
 
 /**
  * What an evaluation may cost on the thread that runs it, estimated before it runs, to choose
@@ -13,9 +14,6 @@ import type { CostedRule } from '../rules/rule-types/rule-type.js'
  * case folding: U+FDFA, one character, folds to 18), and what checking and compiling a rule
  * costs.
  */
-
-/** The default of EVALUATION_POOL_MIN_MS: an evaluation estimated at this or more runs in the pool. */
-export const DEFAULT_POOL_MIN_MS = 40
 
 /**
  * Compile work estimated at this or more is not done on the event loop while there is an
@@ -96,4 +94,30 @@ export function estimatedMs(
   const drafts = [...draftRules]
   ns += (checkMs(drafts) + compileMs(drafts)) * 1e6
   return ns / 1e6
+}
+
+/** What decides where an evaluation runs. */
+export interface Work {
+  /** Something it evaluates is compiled only in the pool (a costly revision, or drafts to check there). */
+  poolOnly: boolean
+  size: TextSize
+  rules: Iterable<CostedRule>
+  /** Rules of drafts, checked and compiled for this evaluation. */
+  draftRules: Iterable<CostedRule>
+  /** A judge is configured. */
+  judge: boolean
+}
+
+/**
+ * Whether an evaluation runs in the evaluation pool rather than on the event loop: there is a
+ * pool, and something it evaluates is compiled only there, or its estimated worst case reaches
+ * `minMs` (EVALUATION_POOL_MIN_MS). The one rule for evaluations, their drafts and test runs.
+ */
+export function runsInPool(
+  pool: EvaluationPool | null | undefined,
+  minMs: number,
+  work: Work,
+): pool is EvaluationPool {
+  if (!pool) return false
+  return work.poolOnly || estimatedMs(work.size, work.rules, work.draftRules, work.judge) >= minMs
 }

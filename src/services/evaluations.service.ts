@@ -2,14 +2,7 @@ import { performance } from 'node:perf_hooks'
 import { LRUCache } from 'lru-cache'
 import { v7 as uuidv7 } from 'uuid'
 import { type FieldError, invalid } from '../errors.js'
-import {
-  COMPILE_BUDGET_MS,
-  checkMs,
-  compileMs,
-  DEFAULT_POOL_MIN_MS,
-  estimatedMs,
-  textSize,
-} from '../evaluation/cost.js'
+import { COMPILE_BUDGET_MS, checkMs, compileMs, runsInPool, textSize } from '../evaluation/cost.js'
 import { draftPolicy, evaluablePolicy } from '../evaluation/policy-for-evaluation.js'
 import type { EvaluationPool, PoolPolicy, PoolResult } from '../evaluation/pool.js'
 import { classifiersFor } from '../evaluation/workspace-classifiers.js'
@@ -90,9 +83,6 @@ export interface EvaluationOptions {
   policies?: StoredPolicies
 }
 
-/** The default of EVALUATION_MAX_WORK. */
-const DEFAULT_MAX_WORK = 32_000_000
-
 /** Enforces an application's policies on one conversation (docs/evaluation.md). */
 export class EvaluationsService {
   /**
@@ -121,12 +111,12 @@ export class EvaluationsService {
       classifiers: Classifiers
       log: EvaluationLogService
       metrics?: Metrics | null
-      /** EVALUATION_MAX_WORK: characters × rules one evaluation may cost (default 32,000,000). */
-      maxWork?: number
+      /** EVALUATION_MAX_WORK: characters × rules one evaluation may cost. */
+      maxWork: number
       /** Where evaluations estimated at `poolMinMs` or more run; none: every evaluation runs on the event loop. */
       pool?: EvaluationPool | null
       /** EVALUATION_POOL_MIN_MS: the estimated worst-case milliseconds (src/evaluation/cost.ts) from which an evaluation runs in the pool. */
-      poolMinMs?: number
+      poolMinMs: number
     },
   ) {}
 
@@ -165,13 +155,15 @@ export class EvaluationsService {
     // Only the cheap part of reading a draft here: checking its patterns compiles them, which a
     // draft of many patterns makes too long for the event loop; a pooled evaluation checks there.
     const draftRules = bodies.flatMap((draft) => draft.rules.map(normalizeRule))
-    const minMs = this.deps.poolMinMs ?? DEFAULT_POOL_MIN_MS
-    const drafts =
-      pool &&
-      (estimatedMs(size, draftRules, draftRules, judge !== null) >= minMs ||
-        checkMs(draftRules) + compileMs(draftRules) >= COMPILE_BUDGET_MS)
-        ? null
-        : this.checkDrafts(workspaceId, bodies)
+    const { poolMinMs } = this.deps
+    const draftsInPool = runsInPool(pool, poolMinMs, {
+      poolOnly: checkMs(draftRules) + compileMs(draftRules) >= COMPILE_BUDGET_MS,
+      size,
+      rules: draftRules,
+      draftRules,
+      judge: judge !== null,
+    })
+    const drafts = draftsInPool ? null : this.checkDrafts(workspaceId, bodies)
     const budget: CompileBudget = { left: COMPILE_BUDGET_MS }
     const used =
       options.policies ??
@@ -184,10 +176,13 @@ export class EvaluationsService {
     let outcome: EvaluationOutcome
     let pooled: PoolResult | null = null
     if (
-      pool &&
-      (drafts === null ||
-        stored.some((p) => p.compiled === null) ||
-        estimatedMs(size, [...storedRules, ...draftRules], draftRules, judge !== null) >= minMs)
+      runsInPool(pool, poolMinMs, {
+        poolOnly: drafts === null || stored.some((p) => p.compiled === null),
+        size,
+        rules: [...storedRules, ...draftRules],
+        draftRules,
+        judge: judge !== null,
+      })
     ) {
       const sent: PoolPolicy[] = [
         ...stored.map((p) => ({ key: p.key, policy: p.policy })),
@@ -492,7 +487,7 @@ export class EvaluationsService {
     draftRules: number,
     drafted: boolean,
   ): void {
-    const limit = this.deps.maxWork ?? DEFAULT_MAX_WORK
+    const limit = this.deps.maxWork
     let rules = draftRules
     for (const p of stored) rules += p.policy.rules.length
     if (characters * rules <= limit) return

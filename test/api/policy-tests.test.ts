@@ -704,6 +704,7 @@ describe.each(STORE_KINDS)('policy test cases (%s)', (kind) => {
         clock: systemClock,
         judge,
         classifiers: shippedClassifiers(),
+        poolMinMs: loadConfig({}).evaluationPoolMinMs,
         checks,
       })
       return { tests, policies: new PoliciesService({ store: t.store, clock: systemClock, checks, tests }) }
