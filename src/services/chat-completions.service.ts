@@ -6,26 +6,27 @@ import {
   type CompletionShell,
   completionTexts,
   type EvaluatedMessage,
+  errorEvent,
   evaluatedMessages,
   guardedCompletion,
   guardedStream,
+  overriddenChunk,
   relayedFields,
+  releasedChunk,
   replacementText,
+  SSE_DONE,
   type StreamChunk,
+  sseEvent,
   stoppedCompletion,
   stoppedStream,
   streamTexts,
+  type TextField,
   upstreamBody,
+  withText,
 } from '../proxy/completions.js'
 import { callUpstream, streamUpstream } from '../proxy/upstream.js'
 import type { CompiledPolicy, EvaluationOutcome } from '../rules/evaluate.js'
-import {
-  guardsReply,
-  ReleaseEngine,
-  type ScoredWindow,
-  type StreamDetector,
-  streamPlan,
-} from '../rules/stream.js'
+import { guardsReply, type StreamDetector, StreamRelease, streamPlan } from '../rules/stream.js'
 import type { Application } from '../schemas/applications.js'
 import type { ChatCompletionRequest, WardenOutcome } from '../schemas/chat-completions.js'
 import type { Evaluation } from '../schemas/evaluations.js'
@@ -205,11 +206,11 @@ export class ChatCompletionsService {
   }
 
   /**
-   * A stream released as the reply grows (section 11): the upstream's chunks are relayed with
-   * their text held back only where an enforced output rule may still flag it: a detector's
-   * finding in progress, or a window scored rules have not passed yet. The first chunk is
-   * awaited before answering, so that an upstream that fails or stays silent is still an HTTP
-   * error; after it, a failure ends the stream with an error event and no [DONE].
+   * A stream released as the reply grows (docs/chat-completions.md, "Streaming"): the upstream's
+   * chunks are relayed with their text held back only where an enforced output rule may still
+   * flag it: a detector's finding in progress, or a window scored rules have not passed yet. The
+   * first chunk is awaited before answering, so that an upstream that fails or stays silent is
+   * still an HTTP error; after it, a failure ends the stream with an error event and no [DONE].
    */
   private async released(
     caller: EvaluationCaller,
@@ -236,18 +237,15 @@ export class ChatCompletionsService {
       await this.deps.evaluations.log([inputDecided])
       throw error
     }
-    const windowed = plan.scored.length > 0
+    const release = new StreamRelease(plan, this.deps.config.streamWindowChars, (window) =>
+      this.deps.evaluations.scoreWindow(caller.workspaceId, plan.scored, window.text, signal),
+    )
     const events = this.relay(first, chunks, {
       caller,
       applicationId,
       conversation,
       inputDecided,
-      engine: new ReleaseEngine(plan.detectors, windowed ? this.deps.config.streamWindowChars : null),
-      windows: windowed
-        ? new WindowQueue((window) =>
-            this.deps.evaluations.scoreWindow(caller.workspaceId, plan.scored, window.text, signal),
-          )
-        : null,
+      release,
       guarding: guardsReply(inputDecided.policies.policies.map((p) => p.policy)),
       halt,
       signal,
@@ -255,6 +253,12 @@ export class ChatCompletionsService {
     return { action: null, stream: true, body: events }
   }
 
+  /**
+   * The relay of a released stream: reads the upstream's chunks (and, beside them, the verdicts
+   * of the windows being scored), hands the reply's text to the release decision (`StreamRelease`,
+   * src/rules/stream.ts), and writes what it releases as chunks (src/proxy/completions.ts). At the
+   * reply's end (`endOfReply`), the whole text received is evaluated and logged once.
+   */
   private async *relay(
     first: IteratorResult<StreamChunk>,
     chunks: AsyncGenerator<StreamChunk>,
@@ -263,16 +267,14 @@ export class ChatCompletionsService {
       applicationId: string
       conversation: EvaluatedMessage[]
       inputDecided: Decided & { policies: StoredPolicies }
-      engine: ReleaseEngine
-      /** Scores the windows of the scored output rules; null when there are none. */
-      windows: WindowQueue | null
+      release: StreamRelease
       /** Some enforced output rule holds text back: what would spell it (log probabilities) is not relayed. */
       guarding: boolean
       halt: AbortController
       signal: AbortSignal | undefined
     },
   ): AsyncGenerator<string> {
-    const { engine, inputDecided, windows } = run
+    const { release, inputDecided } = run
     const input = inputDecided.answer
     // The chunk after the choice finished (its finish, then usage): held until the next one, so
     // that the last before [DONE] carries Warden's outcome.
@@ -281,7 +283,7 @@ export class ChatCompletionsService {
     let finished = false
     let logged = false
     // The text field of the reply: where text released between chunks goes.
-    let textField: 'content' | 'refusal' = 'content'
+    let textField: TextField = 'content'
     let whole: Promise<Decided> | null = null
     /**
      * Evaluates and logs the whole text received: the output evaluation of the stream, once (the
@@ -289,7 +291,7 @@ export class ChatCompletionsService {
      */
     const decide = (): Promise<Decided> => {
       if (whole === null) {
-        const text = engine.received
+        const text = release.received
         whole = (async () => {
           const output = (await this.evaluateOutput(
             run.caller,
@@ -308,31 +310,22 @@ export class ChatCompletionsService {
       }
       return whole
     }
-    /** Hands the windows now complete to the scored rules. */
-    const cut = () => {
-      if (windows === null) return
-      for (let window = engine.nextWindow(); window !== null; window = engine.nextWindow())
-        windows.add(window)
-    }
-    /** A window's verdict: the text it releases, or the outcome that failed it. */
-    const settle = (verdict: WindowVerdict): string | EvaluationOutcome => {
-      windows?.settled()
-      if (verdict.outcome.verdict !== 'pass') {
-        engine.failed()
-        return verdict.outcome
-      }
-      return engine.passed(verdict.window.end).release
-    }
-    /** Every window left scored in turn, once the reply is complete: the text they release, or the failure. */
-    const drain = async (): Promise<string | EvaluationOutcome> => {
-      cut()
-      let text = ''
-      for (let scoring = windows?.current ?? null; scoring !== null; scoring = windows?.current ?? null) {
-        const settled = settle(await scoring)
-        if (typeof settled !== 'string') return settled
-        text += settled
-      }
-      return text
+    /**
+     * The reply is complete: the rest the rules release and the whole text's evaluation (run
+     * while the last windows are scored), or why the stream stops instead: a detector's finding
+     * (null), a window's outcome, or the whole text's evaluation failing.
+     */
+    const endOfReply = async (): Promise<
+      { release: string; output: Evaluation } | { stop: EvaluationOutcome | null }
+    > => {
+      const ended = release.end()
+      if (ended.violation) return { stop: null }
+      const deciding = decide()
+      const drained = await release.drain()
+      if (typeof drained !== 'string') return { stop: drained }
+      const output = (await deciding).answer
+      if (output.action !== 'allow') return { stop: null }
+      return { release: ended.release + drained, output }
     }
     const outcome = (action: Action, output: Evaluation): WardenOutcome => ({
       action,
@@ -357,32 +350,10 @@ export class ChatCompletionsService {
         action = failed === null ? 'block' : failed.action
         override = failed === null ? null : failed.override_response
       }
-      if (held) yield event(held)
-      yield event(overridden(override, outcome(action, output)))
-      yield DONE
+      if (held) yield sseEvent(held)
+      yield sseEvent(overriddenChunk(envelope, override, outcome(action, output)))
+      yield SSE_DONE
     }
-    /** The stream's last chunk when it ends on a violation: the override, `content_filter`. */
-    const overridden = (override: string | null, warden: unknown) => {
-      const text = replacementText(override)
-      return {
-        ...envelope,
-        choices: [
-          {
-            index: 0,
-            delta: text === '' ? {} : { role: 'assistant', content: text },
-            logprobs: null,
-            finish_reason: 'content_filter',
-          },
-        ],
-        warden,
-      }
-    }
-    /** Text released between the upstream's chunks, as a chunk of its own. */
-    const released = (text: string) =>
-      event({
-        ...envelope,
-        choices: [{ index: 0, delta: { [textField]: text }, logprobs: null, finish_reason: null }],
-      })
     try {
       let next: IteratorResult<StreamChunk> | null = first
       let waiting: Promise<IteratorResult<StreamChunk>> | null = null
@@ -397,7 +368,7 @@ export class ChatCompletionsService {
             // Raced against a window's verdict: a stream that stops first must not leave it unhandled.
             waiting.catch(() => undefined)
           }
-          const scoring = windows?.current ?? null
+          const scoring = release.scoring
           if (scoring === null) step = await waiting
           else {
             const first = await Promise.race([
@@ -405,9 +376,9 @@ export class ChatCompletionsService {
               scoring.then((verdict) => ({ verdict })),
             ])
             if ('verdict' in first) {
-              const settled = settle(first.verdict)
+              const settled = release.settle(first.verdict)
               if (typeof settled !== 'string') return yield* stop(settled)
-              if (settled !== '') yield released(settled)
+              if (settled !== '') yield sseEvent(releasedChunk(envelope, textField, settled))
               continue
             }
             step = first.chunk
@@ -425,7 +396,7 @@ export class ChatCompletionsService {
           if (choices.length > 0) continue
           // Usage, or a prompt filter's results: in order, held once the choice finished.
           if (finished) {
-            if (held) yield event(held)
+            if (held) yield sseEvent(held)
             held = chunk
           } else yield `data: ${raw}\n\n`
           continue
@@ -439,63 +410,43 @@ export class ChatCompletionsService {
         const texts = [delta.content, delta.refusal].filter((t): t is string => typeof t === 'string')
         const field =
           typeof delta.content === 'string' ? 'content' : typeof delta.refusal === 'string' ? 'refusal' : null
-        let release = ''
+        let released = ''
         if (field !== null) {
           textField = field
-          const pushed = engine.push(texts.join(''))
+          const pushed = release.push(texts.join(''))
           if (pushed.violation) return yield* stop(null)
-          release = pushed.release
-          cut()
+          released = pushed.release
         }
         if (typeof choice.finish_reason === 'string' && !finished) {
           finished = true
-          const ended = engine.end()
-          if (ended.violation) return yield* stop(null)
-          release += ended.release
-          // The whole text's evaluation runs while the last windows are scored.
-          const deciding = decide()
-          const drained = await drain()
-          if (typeof drained !== 'string') return yield* stop(drained)
-          release += drained
-          const output = (await deciding).answer
-          if (output.action !== 'allow') {
-            yield event(overridden(output.override_response, outcome(output.action, output)))
-            yield DONE
-            await chunks.return(undefined)
-            return
-          }
-          envelope = { ...envelope, warden: outcome('allow', output) }
-          held = { ...chunk, choices: [{ ...choice, delta: withText(delta, field, release) }] }
+          const end = await endOfReply()
+          if ('stop' in end) return yield* stop(end.stop)
+          envelope = { ...envelope, warden: outcome('allow', end.output) }
+          held = { ...chunk, choices: [{ ...choice, delta: withText(delta, field, released + end.release) }] }
           continue
         }
         if (field === null) {
-          if (held) yield event(held)
+          if (held) yield sseEvent(held)
           held = null
-          yield event({ ...chunk, choices: [{ ...choice, delta }] })
-        } else if (release !== '' || Object.keys(delta).some((k) => k !== 'content' && k !== 'refusal'))
-          yield event({ ...chunk, choices: [{ ...choice, delta: withText(delta, field, release) }] })
+          yield sseEvent({ ...chunk, choices: [{ ...choice, delta }] })
+        } else if (released !== '' || Object.keys(delta).some((k) => k !== 'content' && k !== 'refusal'))
+          yield sseEvent({ ...chunk, choices: [{ ...choice, delta: withText(delta, field, released) }] })
       }
       if (!finished) {
         // [DONE] without a finish reason: the reply is complete as it stands.
-        const ended = engine.end()
-        if (ended.violation) return yield* stop(null)
-        const deciding = decide()
-        const drained = await drain()
-        if (typeof drained !== 'string') return yield* stop(drained)
-        const output = (await deciding).answer
-        if (output.action !== 'allow') return yield* stop(null)
-        const release = ended.release + drained
-        if (release !== '') yield released(release)
-        envelope = { ...envelope, warden: outcome('allow', output) }
+        const end = await endOfReply()
+        if ('stop' in end) return yield* stop(end.stop)
+        if (end.release !== '') yield sseEvent(releasedChunk(envelope, textField, end.release))
+        envelope = { ...envelope, warden: outcome('allow', end.output) }
       }
       const warden = envelope.warden
       const { warden: _w, ...shell } = envelope
-      yield event(held ? { ...held, warden } : { ...shell, choices: [], warden })
-      yield DONE
+      yield sseEvent(held ? { ...held, warden } : { ...shell, choices: [], warden })
+      yield SSE_DONE
     } catch (error) {
       if (!logged) await this.deps.evaluations.log([inputDecided]).catch(() => undefined)
       if (error instanceof AppError) {
-        yield event({ error: { message: error.detail, type: error.code, param: null, code: error.code } })
+        yield errorEvent(error.code, error.detail)
         return
       }
       // The client went away (nobody reads on), or Warden failed: the stream ends without [DONE].
@@ -560,51 +511,4 @@ export class ChatCompletionsService {
     }
     return upstream
   }
-}
-
-/** A window of a released stream and how the scored rules judged it. */
-interface WindowVerdict {
-  window: ScoredWindow
-  outcome: EvaluationOutcome
-}
-
-/**
- * The windows of a released stream, scored in order, one at a time (the judge's calls of one
- * window concurrently): `current` is the verdict being awaited, null when none is.
- */
-class WindowQueue {
-  private readonly waiting: ScoredWindow[] = []
-  current: Promise<WindowVerdict> | null = null
-
-  constructor(private readonly score: (window: ScoredWindow) => Promise<EvaluationOutcome>) {}
-
-  add(window: ScoredWindow): void {
-    this.waiting.push(window)
-    this.start()
-  }
-
-  /** The current verdict was read: the next window, if any, is scored. */
-  settled(): void {
-    this.current = null
-    this.start()
-  }
-
-  private start(): void {
-    if (this.current !== null) return
-    const window = this.waiting.shift()
-    if (window === undefined) return
-    this.current = this.score(window).then((outcome) => ({ window, outcome }))
-    // Raced against the upstream's chunks: a stream that stops first must not leave it unhandled.
-    this.current.catch(() => undefined)
-  }
-}
-
-const event = (data: Json) => `data: ${JSON.stringify(data)}\n\n`
-const DONE = 'data: [DONE]\n\n'
-
-/** A delta with its text (content and refusal) replaced by what is released, in `field` (and no text field when nothing is). */
-function withText(delta: Json, field: 'content' | 'refusal' | null, release: string): Json {
-  if (field === null) return release === '' ? delta : { ...delta, content: release }
-  const { content: _, refusal: __, ...rest } = delta
-  return release === '' ? rest : { ...rest, [field]: release }
 }
