@@ -21,7 +21,7 @@ function scrub(text: string | null, labels: ReadonlyMap<string, string>): string
 
 /**
  * The policies and texts of a `redacted` log entry (EVALUATION_LOG_CONTENT): the texts with every
- * pii, keywords and regex finding replaced by [KIND] (section 8's `redacted`), those findings'
+ * pii, keywords and regex finding replaced by [KIND] (`redacted`, docs/evaluation.md), those findings'
  * `text` by the same label, and any occurrence of a found text (reported or past a rule's cap)
  * in a rule's reason (a judge may quote what it read) too. A card number in `findings[].text`
  * would otherwise defeat the redaction of the messages. Pure: the evaluation pool's worker makes

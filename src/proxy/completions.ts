@@ -46,7 +46,7 @@ export function upstreamBody(request: ChatCompletionRequest, application: Applic
   return body
 }
 
-/** The text parts of a content array, joined with "\n" as section 8 joins them. */
+/** The text parts of a content array, joined with "\n" as an evaluation joins them (docs/evaluation.md). */
 function partsText(parts: readonly unknown[]): string {
   const texts: string[] = []
   for (const part of parts) {

@@ -59,7 +59,7 @@ export interface EvaluationRecord {
 /**
  * The entry the log keeps of an evaluation, as `content` allows (EVALUATION_LOG_CONTENT):
  * - `redacted`: the texts with every pii, keywords and regex finding replaced by [KIND]
- *   (section 8's `redacted`), those findings' `text` by the same label, and any occurrence of
+ *   (`redacted`, docs/evaluation.md), those findings' `text` by the same label, and any occurrence of
  *   a found text (reported or past a rule's cap) in a rule's reason (a judge may quote what it
  *   read) too. A card number in
  *   `findings[].text` would otherwise defeat the redaction of the messages.

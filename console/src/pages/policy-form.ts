@@ -13,7 +13,7 @@ export interface RuleDraft {
   expected: PolicyRule['expected']
   value: string
   threshold: string
-  /** pii kinds or toxicity categories; empty means all (sent as null). */
+  /** pii kinds or toxicity categories; empty is sent as null (all kinds; for toxicity, the model's general score). */
   selected: string[]
   /** keywords: one phrase a line. */
   phrases: string
