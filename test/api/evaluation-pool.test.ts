@@ -228,8 +228,13 @@ describe.each(STORE_KINDS)('a failing evaluation worker never fails open (%s)', 
     const t = await createTestApp(
       kind,
       { EVALUATION_POOL_MIN_MS: '0' },
-      // A silent worker never answers: the pool's timeout replaces it.
-      { evaluationWorker: brokenWorker(behaviour), evaluationPoolTimeoutMs: 200 },
+      // A silent worker never answers: the pool's timeout (short, so that the test is) replaces
+      // it. A worker that exits or throws is answered by that event, whenever it comes: a timeout
+      // no loaded machine reaches, so that a slow start is never read as silence.
+      {
+        evaluationWorker: brokenWorker(behaviour),
+        evaluationPoolTimeoutMs: behaviour === 'silent' ? 200 : 600_000,
+      },
     )
     const app = await t.request({
       method: 'POST',
