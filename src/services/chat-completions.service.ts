@@ -1,31 +1,23 @@
 import { randomUUID } from 'node:crypto'
 import { type Config, type ProviderUpstream, providerEnvName } from '../config.js'
-import { AppError, invalid } from '../errors.js'
+import { invalid } from '../errors.js'
 import {
   type Action,
   type CompletionShell,
   completionTexts,
   type EvaluatedMessage,
-  errorEvent,
   evaluatedMessages,
   guardedCompletion,
   guardedStream,
-  overriddenChunk,
-  relayedFields,
-  releasedChunk,
   replacementText,
-  SSE_DONE,
   type StreamChunk,
-  sseEvent,
   stoppedCompletion,
   stoppedStream,
   streamTexts,
-  type TextField,
   upstreamBody,
-  withText,
 } from '../proxy/completions.js'
 import { callUpstream, streamUpstream } from '../proxy/upstream.js'
-import type { CompiledPolicy, EvaluationOutcome } from '../rules/evaluate.js'
+import type { CompiledPolicy } from '../rules/evaluate.js'
 import { guardsReply, type StreamDetector, StreamRelease, streamPlan } from '../rules/stream.js'
 import type { Application } from '../schemas/applications.js'
 import type { ChatCompletionRequest, WardenOutcome } from '../schemas/chat-completions.js'
@@ -39,6 +31,7 @@ import {
   guardedInPool,
   type StoredPolicies,
 } from './evaluations.service.js'
+import { type Decided, StreamRelay } from './stream-relay.js'
 import type { WorkspaceGrants } from './workspace-grants.js'
 
 /**
@@ -63,7 +56,6 @@ export interface CompleteOptions {
 }
 
 type Json = Record<string, unknown>
-type Decided = { answer: Evaluation; record: EvaluationRecord }
 
 export interface ChatCompletionsDependencies {
   applications: Pick<ApplicationsService, 'find'>
@@ -240,221 +232,26 @@ export class ChatCompletionsService {
     const release = new StreamRelease(plan, this.deps.config.streamWindowChars, (window) =>
       this.deps.evaluations.scoreWindow(caller.workspaceId, plan.scored, window.text, signal),
     )
-    const events = this.relay(first, chunks, {
-      caller,
-      applicationId,
-      conversation,
-      inputDecided,
-      release,
-      guarding: guardsReply(inputDecided.policies.policies.map((p) => p.policy)),
-      halt,
-      signal,
-    })
-    return { action: null, stream: true, body: events }
-  }
-
-  /**
-   * The relay of a released stream: reads the upstream's chunks (and, beside them, the verdicts
-   * of the windows being scored), hands the reply's text to the release decision (`StreamRelease`,
-   * src/rules/stream.ts), and writes what it releases as chunks (src/proxy/completions.ts). At the
-   * reply's end (`endOfReply`), the whole text received is evaluated and logged once.
-   */
-  private async *relay(
-    first: IteratorResult<StreamChunk>,
-    chunks: AsyncGenerator<StreamChunk>,
-    run: {
-      caller: EvaluationCaller
-      applicationId: string
-      conversation: EvaluatedMessage[]
-      inputDecided: Decided & { policies: StoredPolicies }
-      release: StreamRelease
-      /** Some enforced output rule holds text back: what would spell it (log probabilities) is not relayed. */
-      guarding: boolean
-      halt: AbortController
-      signal: AbortSignal | undefined
-    },
-  ): AsyncGenerator<string> {
-    const { release, inputDecided } = run
-    const input = inputDecided.answer
-    // The chunk after the choice finished (its finish, then usage): held until the next one, so
-    // that the last before [DONE] carries Warden's outcome.
-    let held: Json | null = null
-    let envelope: Json = {}
-    let finished = false
-    let logged = false
-    // The text field of the reply: where text released between chunks goes.
-    let textField: TextField = 'content'
-    let whole: Promise<Decided> | null = null
-    /**
-     * Evaluates and logs the whole text received: the output evaluation of the stream, once (the
-     * text received when first asked).
-     */
-    const decide = (): Promise<Decided> => {
-      if (whole === null) {
-        const text = release.received
-        whole = (async () => {
-          const output = (await this.evaluateOutput(
-            run.caller,
-            run.applicationId,
-            run.conversation,
+    const relay = new StreamRelay(
+      {
+        inputDecided,
+        release,
+        guarding: guardsReply(inputDecided.policies.policies.map((p) => p.policy)),
+        halt,
+        evaluateOutput: (text) =>
+          this.evaluateOutput(
+            caller,
+            applicationId,
+            conversation,
             text,
             inputDecided.policies,
-            run.signal,
-          )) as Decided
-          await this.deps.evaluations.log([inputDecided, output])
-          logged = true
-          return output
-        })()
-        // Awaited by whoever asked; a stream that stops first must not leave it unhandled.
-        whole.catch(() => undefined)
-      }
-      return whole
-    }
-    /**
-     * The reply is complete: the rest the rules release and the whole text's evaluation (run
-     * while the last windows are scored), or why the stream stops instead: a detector's finding
-     * (null), a window's outcome, or the whole text's evaluation failing.
-     */
-    const endOfReply = async (): Promise<
-      { release: string; output: Evaluation } | { stop: EvaluationOutcome | null }
-    > => {
-      const ended = release.end()
-      if (ended.violation) return { stop: null }
-      const deciding = decide()
-      const drained = await release.drain()
-      if (typeof drained !== 'string') return { stop: drained }
-      const output = (await deciding).answer
-      if (output.action !== 'allow') return { stop: null }
-      return { release: ended.release + drained, output }
-    }
-    const outcome = (action: Action, output: Evaluation): WardenOutcome => ({
-      action,
-      input_evaluation_id: input.id,
-      output_evaluation_id: output.id,
-      output_evaluation_ids: [output.id],
-    })
-    /**
-     * The end of a stream that failed (a detector's finding, or `failed`, a window's outcome):
-     * the override in place of the rest.
-     */
-    const stop = async function* (this: void, failed: EvaluationOutcome | null): AsyncGenerator<string> {
-      run.halt.abort()
-      await chunks.return(undefined)
-      const output = (await decide()).answer
-      // The rules stopped the stream; the whole-text evaluation agrees (the property test's claim
-      // for detectors; a scored window's verdict is the rule's for the stream, whatever the whole
-      // text scores).
-      let action: Action = output.action
-      let override = output.override_response
-      if (action === 'allow') {
-        action = failed === null ? 'block' : failed.action
-        override = failed === null ? null : failed.override_response
-      }
-      if (held) yield sseEvent(held)
-      yield sseEvent(overriddenChunk(envelope, override, outcome(action, output)))
-      yield SSE_DONE
-    }
-    try {
-      let next: IteratorResult<StreamChunk> | null = first
-      let waiting: Promise<IteratorResult<StreamChunk>> | null = null
-      for (;;) {
-        let step: IteratorResult<StreamChunk>
-        if (next !== null) {
-          step = next
-          next = null
-        } else {
-          if (waiting === null) {
-            waiting = chunks.next()
-            // Raced against a window's verdict: a stream that stops first must not leave it unhandled.
-            waiting.catch(() => undefined)
-          }
-          const scoring = release.scoring
-          if (scoring === null) step = await waiting
-          else {
-            const first = await Promise.race([
-              waiting.then((chunk) => ({ chunk })),
-              scoring.then((verdict) => ({ verdict })),
-            ])
-            if ('verdict' in first) {
-              const settled = release.settle(first.verdict)
-              if (typeof settled !== 'string') return yield* stop(settled)
-              if (settled !== '') yield sseEvent(releasedChunk(envelope, textField, settled))
-              continue
-            }
-            step = first.chunk
-          }
-          waiting = null
-        }
-        if (step.done) break
-        const { raw, chunk } = step.value
-        const { choices: _, usage: __, warden: ___, ...rest } = chunk
-        if (!('object' in envelope)) envelope = { ...rest, object: 'chat.completion.chunk' }
-        const choices = chunk.choices as Json[]
-        const found = choices.find((c) => c.index === 0)
-        if (found === undefined) {
-          // Another choice's text, from an upstream asked for one (n is 1 here): never relayed.
-          if (choices.length > 0) continue
-          // Usage, or a prompt filter's results: in order, held once the choice finished.
-          if (finished) {
-            if (held) yield sseEvent(held)
-            held = chunk
-          } else yield `data: ${raw}\n\n`
-          continue
-        }
-        // Its log probabilities spell the tokens held back: they go only where nothing is held.
-        const choice = run.guarding ? { ...found, logprobs: null } : found
-        const delta = relayedFields(
-          (typeof choice.delta === 'object' && choice.delta !== null ? choice.delta : {}) as Json,
-        )
-        // Content and a refusal beside it are both the reply's text: both are read, in that order.
-        const texts = [delta.content, delta.refusal].filter((t): t is string => typeof t === 'string')
-        const field =
-          typeof delta.content === 'string' ? 'content' : typeof delta.refusal === 'string' ? 'refusal' : null
-        let released = ''
-        if (field !== null) {
-          textField = field
-          const pushed = release.push(texts.join(''))
-          if (pushed.violation) return yield* stop(null)
-          released = pushed.release
-        }
-        if (typeof choice.finish_reason === 'string' && !finished) {
-          finished = true
-          const end = await endOfReply()
-          if ('stop' in end) return yield* stop(end.stop)
-          envelope = { ...envelope, warden: outcome('allow', end.output) }
-          held = { ...chunk, choices: [{ ...choice, delta: withText(delta, field, released + end.release) }] }
-          continue
-        }
-        if (field === null) {
-          if (held) yield sseEvent(held)
-          held = null
-          yield sseEvent({ ...chunk, choices: [{ ...choice, delta }] })
-        } else if (released !== '' || Object.keys(delta).some((k) => k !== 'content' && k !== 'refusal'))
-          yield sseEvent({ ...chunk, choices: [{ ...choice, delta: withText(delta, field, released) }] })
-      }
-      if (!finished) {
-        // [DONE] without a finish reason: the reply is complete as it stands.
-        const end = await endOfReply()
-        if ('stop' in end) return yield* stop(end.stop)
-        if (end.release !== '') yield sseEvent(releasedChunk(envelope, textField, end.release))
-        envelope = { ...envelope, warden: outcome('allow', end.output) }
-      }
-      const warden = envelope.warden
-      const { warden: _w, ...shell } = envelope
-      yield sseEvent(held ? { ...held, warden } : { ...shell, choices: [], warden })
-      yield SSE_DONE
-    } catch (error) {
-      if (!logged) await this.deps.evaluations.log([inputDecided]).catch(() => undefined)
-      if (error instanceof AppError) {
-        yield errorEvent(error.code, error.detail)
-        return
-      }
-      // The client went away (nobody reads on), or Warden failed: the stream ends without [DONE].
-      return
-    } finally {
-      run.halt.abort()
-      await chunks.return(undefined)
-    }
+            signal,
+          ) as Promise<Decided>,
+        log: (decided) => this.deps.evaluations.log(decided),
+      },
+      chunks,
+    )
+    return { action: null, stream: true, body: relay.events(first) }
   }
 
   /**
