@@ -1,6 +1,7 @@
 /**
  * The layers of src/, checked by `npm run lint` (dependency-cruiser): a request flows
- * routes → services → store, and nothing imports a layer above it. src/rules/ (evaluation) is
+ * routes → services → store, and nothing imports a layer above it; the evaluation runtime
+ * (src/evaluation/) sits below the services, above src/rules/. src/rules/ (evaluation) is
  * pure: it reads no file, socket or store, and is handed what it needs (the judge, the
  * classifiers). See README ("Development").
  */
@@ -18,7 +19,7 @@ module.exports = {
       '^src/rules/',
       {
         path: [
-          '^src/(store|services|routes|http|proxy|models|net)/',
+          '^src/(store|services|evaluation|routes|http|proxy|models|net)/',
           '^src/(app|server|cli)\\.ts$',
           IO_MODULES,
           IO_PACKAGES,
@@ -29,11 +30,22 @@ module.exports = {
       'judge-below-services',
       'The judge is called by evaluation and built by services; it knows neither.',
       '^src/judge/',
-      { path: ['^src/(store|services|routes|http|proxy|models)/', '^src/(app|server|cli)\\.ts$'] },
+      { path: ['^src/(store|services|evaluation|routes|http|proxy|models)/', '^src/(app|server|cli)\\.ts$'] },
     ),
     forbid('store-below-services', 'Repositories never see a service, a route or HTTP.', '^src/store/', {
-      path: ['^src/(services|routes|http|proxy|rules|judge|models)/', '^src/(app|server|cli)\\.ts$'],
+      path: [
+        '^src/(services|evaluation|routes|http|proxy|rules|judge|models)/',
+        '^src/(app|server|cli)\\.ts$',
+      ],
     }),
+    forbid(
+      'evaluation-below-services',
+      'The evaluation runtime (cost, pool, worker) is used by services and knows none of them.',
+      '^src/evaluation/',
+      {
+        path: ['^src/(store|services|routes|http|proxy)/', '^src/(app|server|cli)\\.ts$'],
+      },
+    ),
     forbid('services-below-routes', 'Services never see a route or the HTTP layer.', '^src/services/', {
       path: ['^src/(routes|http)/', '^src/(app|server|cli)\\.ts$'],
     }),
@@ -41,10 +53,10 @@ module.exports = {
       path: ['^src/store/'],
     }),
     forbid('proxy-below-services', 'The upstream client and its pure parts know no service.', '^src/proxy/', {
-      path: ['^src/(services|routes|http|store)/', '^src/(app|server|cli)\\.ts$'],
+      path: ['^src/(services|evaluation|routes|http|store)/', '^src/(app|server|cli)\\.ts$'],
     }),
     forbid('schemas-are-shapes', 'Schemas describe; they call nothing.', '^src/schemas/', {
-      path: ['^src/(services|routes|http|store|proxy|rules|judge|models|net)/'],
+      path: ['^src/(services|evaluation|routes|http|store|proxy|rules|judge|models|net)/'],
     }),
     forbid(
       'guards-below-services',

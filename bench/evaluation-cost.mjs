@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // What evaluation costs a thread, in-process (no HTTP, no store): the figures behind the
-// evaluation pool's estimate (src/services/evaluation-cost.ts) and its threshold.
+// evaluation pool's estimate (src/evaluation/cost.ts) and its threshold.
 //
 // 1. Each rule type's nanoseconds per character on the text that costs it most (32 rules of the
 //    type over 12,500 characters; pii over 20,000 characters of each kind of candidate).
@@ -22,7 +22,7 @@ import { root } from './lib.mjs'
 const dist = `${root}dist`
 const { compilePolicy: compileWith, evaluate } = await import(pathToFileURL(`${dist}/rules/evaluate.js`).href)
 const { shippedClassifiers } = await import(pathToFileURL(`${dist}/models/shipped.js`).href)
-const { EvaluationPool } = await import(pathToFileURL(`${dist}/services/evaluation-pool.js`).href)
+const { EvaluationPool } = await import(pathToFileURL(`${dist}/evaluation/pool.js`).href)
 const { normalizeRule } = await import(pathToFileURL(`${dist}/rules/validation.js`).href)
 const classifiers = shippedClassifiers()
 

@@ -40,11 +40,11 @@ const options = {
 
 await build({ ...options, entryPoints: ['dist/cli.js'], outfile: 'dist/warden.mjs' })
 
-// The evaluation pool's worker (src/services/evaluation-pool.ts), beside dist/warden.mjs where
+// The evaluation pool's worker (src/evaluation/pool.ts), beside dist/warden.mjs where
 // the bundle looks for it: a worker loads one file as fast as the server does.
 await build({
   ...options,
-  entryPoints: ['dist/services/evaluation-worker.js'],
+  entryPoints: ['dist/evaluation/worker.js'],
   outfile: 'dist/evaluation-worker.mjs',
 })
 

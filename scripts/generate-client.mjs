@@ -43,12 +43,22 @@ function enumValues(document) {
   return `\n/** The values of each enum of the components, in the document's order. */\n${lines.join('\n')}\n`
 }
 
+/**
+ * The document's `x-rule-types` (each rule type's form: the labels of the fields it reads, and
+ * what it passes on) as `ruleTypeForms`, keyed and checked by the rule type: the console builds
+ * its rule form from it.
+ */
+function ruleTypeForms(document) {
+  const forms = document['x-rule-types'] ?? {}
+  return `\n/** Each rule type's form, from the document's \`x-rule-types\`. */\nexport const ruleTypeForms = ${JSON.stringify(forms, null, 2)} as const satisfies Record<NonNullable<components["schemas"]["PolicyRule"]["type"]>, { value?: string; threshold?: string; flagged?: 'pii' | 'toxicity' | 'phrases'; detector?: true; about: string }>;\n`
+}
+
 /** The files to write, by path under CLIENT_DIR, for an OpenAPI document. */
 export async function clientFiles(document) {
   const types = astToString(await openapiTS(document))
   return {
     'openapi.json': `${JSON.stringify(document, null, 2)}\n`,
-    'src/schema.ts': `${HEADER}${types}${enumValues(document)}`,
+    'src/schema.ts': `${HEADER}${types}${enumValues(document)}${ruleTypeForms(document)}`,
   }
 }
 

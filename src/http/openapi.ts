@@ -3,6 +3,8 @@ import swaggerUi from '@fastify/swagger-ui'
 import { type TSchema, Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { PROBLEMS } from '../errors.js'
+import { RULE_TYPE_MODULES } from '../rules/rule-types/registry.js'
+import type { RuleForm } from '../rules/rule-types/rule-type.js'
 import { ProblemSchema } from '../schemas/common.js'
 
 const problemRef = Type.Ref(ProblemSchema)
@@ -64,6 +66,20 @@ export function resourceResponse(schema: TSchema, description: string, options: 
   return { description, headers, content: { 'application/json': { schema } } }
 }
 
+/**
+ * The OpenAPI document's `x-rule-types`: for each rule type, its form's fields (the labels of
+ * `value` and `threshold`, what `flagged` lists, whether it may name a `detector`) and what a
+ * rule of it passes on, in the registry's order.
+ */
+export function ruleTypeForms(): Record<string, RuleForm & { detector?: true }> {
+  return Object.fromEntries(
+    Object.values(RULE_TYPE_MODULES).map(({ type, form: { about, ...fields }, detectorChoice }) => [
+      type,
+      detectorChoice ? { ...fields, detector: true as const, about } : { ...fields, about },
+    ]),
+  )
+}
+
 const LOGO =
   '<svg xmlns="http://www.w3.org/2000/svg" width="160" height="40" viewBox="0 0 160 40"><text x="0" y="29" font-family="Helvetica, Arial, sans-serif" font-size="26" font-weight="700" fill="#ffffff">Warden</text></svg>'
 
@@ -102,6 +118,12 @@ export async function installOpenApi(app: FastifyInstance, version: string): Pro
       const scope = (route.config as { scope?: string } | undefined)?.scope
       return { schema: scope ? { ...schema, security: [{ bearerAuth: [scope] }] } : schema, url }
     },
+    // What each rule type reads and says, from its module (src/rules/rule-types/): the console's
+    // form is built from this, through the typed client's `ruleTypeForms`.
+    transformObject: (document) =>
+      'openapiObject' in document
+        ? { ...document.openapiObject, 'x-rule-types': ruleTypeForms() }
+        : document.swaggerObject,
     refResolver: {
       // Name components after their $id (Application, Policy, Problem) instead of def-0, def-1.
       buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`),

@@ -4,7 +4,6 @@ import type { OpenAIError } from '../schemas/chat-completions.js'
 import type { Problem } from '../schemas/common.js'
 import { StoreUnavailableError } from '../store/errors.js'
 import { setStandardHeaders } from './headers.js'
-import { ruleErrors } from './rule-errors.js'
 import { MAX_FIELD_ERRORS, toFieldErrors } from './validation.js'
 
 declare module 'fastify' {
@@ -86,6 +85,33 @@ const byFastifyCode: Record<string, { code: ErrorCode; detail: string }> = {
   FST_ERR_BAD_URL: { code: 'not_found', detail: 'The request path is not a valid URL' },
 }
 
+/**
+ * The 422 (or 400, for a body that is not a JSON object) for a schema failure; `more`, when
+ * given, adds what else a refused body is known to get wrong (a route's own checks, run through
+ * Fastify's `attachValidation`: rule-errors.ts), after the schema's errors and at other pointers.
+ */
+export function validationProblem(error: FastifyError, more?: () => FieldError[]): AppError {
+  const validation = error.validation ?? []
+  const context = error.validationContext ?? 'body'
+  const notAnObject =
+    context === 'body' &&
+    validation.some((e) => e.instancePath === '' && (e.keyword === 'type' || e.keyword === 'nullable'))
+  if (notAnObject) return new AppError('malformed_request', 'The request body must be a JSON object')
+  const errors: FieldError[] = toFieldErrors(validation as never, context)
+  if (more) {
+    const reported = new Set(errors.map((e) => e.pointer))
+    for (const e of more()) if (!reported.has(e.pointer)) errors.push(e)
+  }
+  const where =
+    context === 'body' ? 'the request body' : context === 'querystring' ? 'the query string' : 'the path'
+  const first = errors[0]
+  const detail =
+    errors.length === 1 && first
+      ? `${first.pointer} ${first.detail}`
+      : `${errors.length} problems in ${where}`
+  return new AppError('validation_error', detail, errors)
+}
+
 /** Turns any error — ours, a schema failure, Fastify's own, the store's — into one AppError. */
 export function toAppError(error: FastifyError | AppError | Error, request: FastifyRequest): AppError {
   if (error instanceof AppError) {
@@ -94,30 +120,7 @@ export function toAppError(error: FastifyError | AppError | Error, request: Fast
     return error
   }
   const fastifyError = error as FastifyError
-  if (fastifyError.validation) {
-    const context = fastifyError.validationContext ?? 'body'
-    const notAnObject =
-      context === 'body' &&
-      fastifyError.validation.some(
-        (e) => e.instancePath === '' && (e.keyword === 'type' || e.keyword === 'nullable'),
-      )
-    if (notAnObject) return new AppError('malformed_request', 'The request body must be a JSON object')
-    const errors: FieldError[] = toFieldErrors(fastifyError.validation as never, context)
-    const bodies = request.routeOptions.config?.policyBodies
-    if (context === 'body' && bodies !== undefined) {
-      const reported = new Set(errors.map((e) => e.pointer))
-      for (const e of ruleErrors(request.body, bodies.paths, bodies.patch))
-        if (!reported.has(e.pointer)) errors.push(e)
-    }
-    const where =
-      context === 'body' ? 'the request body' : context === 'querystring' ? 'the query string' : 'the path'
-    const first = errors[0]
-    const detail =
-      errors.length === 1 && first
-        ? `${first.pointer} ${first.detail}`
-        : `${errors.length} problems in ${where}`
-    return new AppError('validation_error', detail, errors)
-  }
+  if (fastifyError.validation) return validationProblem(fastifyError)
   const known = fastifyError.code ? byFastifyCode[fastifyError.code] : undefined
   if (known) return new AppError(known.code, known.detail)
   if (error instanceof SyntaxError || fastifyError.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {

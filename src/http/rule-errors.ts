@@ -1,20 +1,9 @@
+import type { FastifyError, FastifyRequest } from 'fastify'
 import type { FieldError } from '../errors.js'
 import { checkRules, normalizeRule } from '../rules/validation.js'
 import { MAX_DRAFT_POLICIES } from '../schemas/evaluations.js'
 import { MAX_RULES, RULE_TYPES } from '../schemas/policies.js'
-
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /**
-     * Where this route's body holds policy bodies (`''` for the body itself, `/draft`,
-     * `/draft_policies/*`): when the schema refuses the body, the rules it could read are still
-     * checked, so one 422 lists every problem instead of the rule errors only after the schema's
-     * are fixed; all but their patterns, which are compiled only once the schema has passed.
-     * `patch`: the bodies are merge patches, whose missing `definition` is the stored one's.
-     */
-    policyBodies?: { paths: readonly string[]; patch?: boolean }
-  }
-}
+import { validationProblem } from './problem.js'
 
 const ruleTypes: ReadonlySet<string> = new Set(RULE_TYPES)
 
@@ -30,28 +19,53 @@ function readableRule(raw: unknown) {
   return normalizeRule(r as never)
 }
 
-/** The policy bodies named by `paths` in a request body, each with its pointer. */
-function policyBodies(body: unknown, paths: readonly string[]): [string, Record<string, unknown>][] {
-  const found: [string, Record<string, unknown>][] = []
+/** The policy bodies a route's body holds, each with its JSON pointer (`''` for the body itself). */
+export type PolicyBodies = (body: Record<string, unknown>) => [string, unknown][]
+
+/** The policy bodies of a body, as `select` finds them, when the body is an object. */
+function policyBodies(body: unknown, select: PolicyBodies): [string, Record<string, unknown>][] {
   const asObject = (x: unknown) =>
     typeof x === 'object' && x !== null && !Array.isArray(x) ? (x as Record<string, unknown>) : null
   const root = asObject(body)
-  if (root === null) return found
-  for (const path of paths) {
-    if (path === '') found.push(['', root])
-    else if (path.endsWith('/*')) {
-      const list = root[path.slice(1, -2)]
-      if (Array.isArray(list))
-        list.slice(0, MAX_DRAFT_POLICIES).forEach((item, i) => {
-          const policy = asObject(item)
-          if (policy) found.push([`${path.slice(0, -2)}/${i}`, policy])
-        })
-    } else {
-      const policy = asObject(root[path.slice(1)])
-      if (policy) found.push([path, policy])
-    }
+  if (root === null) return []
+  const found: [string, Record<string, unknown>][] = []
+  for (const [pointer, raw] of select(root)) {
+    const policy = asObject(raw)
+    if (policy) found.push([pointer, policy])
   }
   return found
+}
+
+/** The body itself is a policy body (a create or a merge patch of a policy). */
+export const wholeBody: PolicyBodies = (body) => [['', body]]
+
+/** The body's member `name` is a policy body (a test run's `draft`). */
+export const memberBody =
+  (name: string): PolicyBodies =>
+  (body) => [[`/${name}`, body[name]]]
+
+/** The body's member `name` is a list of policy bodies (an evaluation's `draft_policies`), read up to the schema's most. */
+export const memberBodies =
+  (name: string, max = MAX_DRAFT_POLICIES): PolicyBodies =>
+  (body) => {
+    const list = body[name]
+    return Array.isArray(list) ? list.slice(0, max).map((item, i) => [`/${name}/${i}`, item]) : []
+  }
+
+/**
+ * A preHandler for a route whose body holds policy bodies, registered with Fastify's
+ * `attachValidation`: when the schema refused the request, it answers the schema's problems and,
+ * for a refused body, the rule problems of the policy bodies `select` finds (`ruleErrors`), so
+ * that one 422 lists every problem instead of the rule errors only after the schema's are fixed.
+ * `patch`: the bodies are merge patches, whose missing `definition` is the stored one's.
+ */
+export function refuseInvalidPolicyBodies(select: PolicyBodies, patch = false) {
+  return async (request: FastifyRequest): Promise<void> => {
+    const error = request.validationError as FastifyError | undefined
+    if (error === undefined) return
+    const body = (error.validationContext ?? 'body') === 'body'
+    throw validationProblem(error, body ? () => ruleErrors(request.body, select, patch) : undefined)
+  }
 }
 
 /**
@@ -61,9 +75,9 @@ function policyBodies(body: unknown, paths: readonly string[]): [string, Record<
  * loop for 17 s), and no more rules and bodies are read than the schema allows. A patch without
  * `definition` (one that keeps the stored one) is not held to the custom rule's need for one.
  */
-export function ruleErrors(body: unknown, paths: readonly string[], patch = false): FieldError[] {
+export function ruleErrors(body: unknown, select: PolicyBodies, patch = false): FieldError[] {
   const errors: FieldError[] = []
-  for (const [base, policy] of policyBodies(body, paths)) {
+  for (const [base, policy] of policyBodies(body, select)) {
     if (!Array.isArray(policy.rules)) continue
     const definition = typeof policy.definition === 'string' ? policy.definition : null
     policy.rules.slice(0, MAX_RULES).forEach((raw, i) => {

@@ -39,7 +39,7 @@ export interface JudgeCall {
   ms: number
 }
 
-/** Identical questions within this window are answered from the cache (section 9). */
+/** Identical questions within this window are answered from the cache (docs/evaluation.md, `method`). */
 const CACHE_TTL_MS = 10 * 60_000
 /** The most of a judge's answer read: a score and a reason are a few hundred bytes. */
 const MAX_ANSWER_BYTES = 1024 * 1024
@@ -123,7 +123,7 @@ function aborted(): JudgeError {
   return new JudgeError('judge call aborted')
 }
 
-/** A Judge over any OpenAI-compatible Chat Completions endpoint (section 9). */
+/** A Judge over any OpenAI-compatible Chat Completions endpoint (docs/evaluation.md, `method`: what produced a verdict). */
 export function createOpenAiJudge(options: OpenAiJudgeOptions): Judge {
   const { model, apiKey, timeoutMs } = options
   const url = new URL(`${options.baseUrl.replace(/\/+$/, '')}/chat/completions`)

@@ -46,7 +46,7 @@ export function upstreamBody(request: ChatCompletionRequest, application: Applic
   return body
 }
 
-/** The text parts of a content array, joined with "\n" as section 8 joins them. */
+/** The text parts of a content array, joined with "\n" as an evaluation joins them (docs/evaluation.md). */
 function partsText(parts: readonly unknown[]): string {
   const texts: string[] = []
   for (const part of parts) {
@@ -267,6 +267,58 @@ export function guardedCompletion(
 
 const event = (data: string) => `data: ${data}\n\n`
 const DONE = 'data: [DONE]\n\n'
+
+/** One server-sent event of a stream, its data a chunk (or an error) as JSON. */
+export const sseEvent = (data: Json): string => event(JSON.stringify(data))
+/** The event that ends a stream. */
+export const SSE_DONE = DONE
+
+/** Where a reply's text goes in a chunk's delta. */
+export type TextField = 'content' | 'refusal'
+
+/**
+ * A delta with its text (content and refusal) replaced by what is released, in `field` (and no
+ * text field when nothing is); a delta without text gets `content` when something is released.
+ */
+export function withText(delta: Json, field: TextField | null, release: string): Json {
+  if (field === null) return release === '' ? delta : { ...delta, content: release }
+  const { content: _, refusal: __, ...rest } = delta
+  return release === '' ? rest : { ...rest, [field]: release }
+}
+
+/** A chunk of its own for text released between the upstream's chunks, under the stream's `envelope` (id, created, model). */
+export function releasedChunk(envelope: Json, field: TextField, text: string): Json {
+  return {
+    ...envelope,
+    choices: [{ index: 0, delta: { [field]: text }, logprobs: null, finish_reason: null }],
+  }
+}
+
+/** A released stream's last chunk when it ends on a violation: the override, `content_filter`, and Warden's outcome. */
+export function overriddenChunk(
+  envelope: Json,
+  overrideResponse: string | null,
+  warden: WardenOutcome,
+): Json {
+  const text = replacementText(overrideResponse)
+  return {
+    ...envelope,
+    choices: [
+      {
+        index: 0,
+        delta: text === '' ? {} : { role: 'assistant', content: text },
+        logprobs: null,
+        finish_reason: 'content_filter',
+      },
+    ],
+    warden,
+  }
+}
+
+/** An error event, ending a stream whose headers have left (OpenAI's error format). */
+export function errorEvent(code: string, message: string): string {
+  return sseEvent({ error: { message, type: code, param: null, code } })
+}
 
 /** The chunks that say a replacement for one choice: its text, then finish_reason content_filter. */
 function replacementChunks(

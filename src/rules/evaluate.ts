@@ -9,12 +9,20 @@ import {
   type TargetMask,
   targetMask,
 } from './conversation.js'
-import { redactText, type TextScore } from './detectors/index.js'
-import type { Classifiers, CompileContext, Engine } from './engines/engine.js'
-import { ENGINES } from './engines/registry.js'
-import type { Finding, RuleMethod, RuleStatus, TargetText } from './types.js'
+import { redactText } from './detectors/index.js'
+import { RULE_TYPE_MODULES } from './rule-types/registry.js'
+import {
+  type Classifiers,
+  type CompileContext,
+  type CompiledRuleType,
+  DEFAULT_THRESHOLD,
+  type ExternalQuestion,
+  type RuleVerdict,
+  scoredStatus,
+} from './rule-types/rule-type.js'
+import type { Finding, RuleMethod, RuleStatus } from './types.js'
 
-export type { Classifiers, Engine } from './engines/engine.js'
+export type { Classifiers } from './rule-types/rule-type.js'
 
 /** A policy as evaluation needs it: a stored revision or a draft. */
 export interface EvaluablePolicy {
@@ -32,7 +40,7 @@ export interface EvaluablePolicy {
 
 export type Verdict = 'pass' | 'fail'
 
-/** One rule's part of the answer (section 8), fields in the contract's order. */
+/** One rule's part of the answer (docs/evaluation.md), fields in the API's order. */
 export interface RuleResult {
   index: number
   type: RuleType
@@ -46,7 +54,7 @@ export interface RuleResult {
   findings: Finding[]
 }
 
-/** One policy's part of the answer (section 8), fields in the contract's order. */
+/** One policy's part of the answer (docs/evaluation.md), fields in the API's order. */
 export interface PolicyResult {
   id: string
   revision: number | null
@@ -57,7 +65,7 @@ export interface PolicyResult {
   rules: RuleResult[]
 }
 
-/** The decision parts of an evaluation's answer (section 8). */
+/** The decision parts of an evaluation's answer (docs/evaluation.md). */
 export interface EvaluationOutcome {
   verdict: Verdict
   action: 'allow' | 'override' | 'block'
@@ -117,9 +125,12 @@ export interface CompiledRule {
   expected: Verdict
   /** The threshold applied: the rule's, or 0.5 for scored types; null for detectors. */
   threshold: number | null
-  /** True when a higher score is better (factuality, relevance, custom). */
-  minimum: boolean
-  engine: Engine
+  /** How the score reads against the threshold; null for a type without a score. */
+  scoring: 'higher-is-better' | 'lower-is-better' | null
+  /** Whether its findings are replaced in `redacted`. */
+  redacts: boolean
+  /** What decides the rule, built by its type's module (rule-types/). */
+  compiled: CompiledRuleType
 }
 
 /** A policy with every rule's matcher built, ready to evaluate any number of conversations. */
@@ -129,21 +140,19 @@ export interface CompiledPolicy {
   readonly rules: readonly CompiledRule[]
 }
 
-const DEFAULT_THRESHOLD = 0.5
 /** The reason of a rule that needs a judge when none is configured. */
 export const NO_JUDGE = 'no judge configured'
-/** Rule types whose findings are replaced in `redacted`; toxicity, injection and length findings are not entities. */
-export const REDACTED_TYPES: ReadonlySet<RuleType> = new Set<RuleType>(['pii', 'keywords', 'regex'])
 
 function compileRule(rule: PolicyRule, index: number, context: CompileContext): CompiledRule {
-  const engine = ENGINES[rule.type]
+  const type = RULE_TYPE_MODULES[rule.type]
   return {
     index,
     type: rule.type,
     expected: rule.expected,
-    threshold: engine.scored ? (rule.threshold ?? DEFAULT_THRESHOLD) : null,
-    minimum: engine.minimum,
-    engine: engine.compile(rule, context),
+    threshold: type.scoring === null ? null : (rule.threshold ?? DEFAULT_THRESHOLD),
+    scoring: type.scoring,
+    redacts: type.redacts,
+    compiled: type.compile(rule, context),
   }
 }
 
@@ -164,7 +173,7 @@ interface Timing {
   clock: () => number
 }
 
-/** A rule waiting for the judge: its answers are `answers[first .. first + count)`. */
+/** A rule waiting for an external scorer: its answers are `answers[first .. first + count)`. */
 interface Awaiting {
   result: RuleResult
   rule: CompiledRule
@@ -172,17 +181,11 @@ interface Awaiting {
   count: number
 }
 
-/** A judge's answer, or why there is none. */
-type Answer = JudgeScore | string
+/** An external scorer's answer, or why there is none (its message is the rule's reason). */
+type Answer = JudgeScore | { error: string }
 
-function result(
-  rule: CompiledRule,
-  status: RuleStatus,
-  score: number | null,
-  method: RuleMethod,
-  reason: string | null,
-  findings: Finding[],
-): RuleResult {
+function result(rule: CompiledRule, verdict: RuleVerdict): RuleResult {
+  const { status, score, method, reason, findings } = verdict
   const capped = findings.length > MAX_REPORTED_FINDINGS
   return {
     index: rule.index,
@@ -203,25 +206,25 @@ function capReason(reason: string | null, count: number): string {
   return reason === null ? cap : `${reason}; ${cap}`
 }
 
-function scoredStatus(rule: CompiledRule, score: number): RuleStatus {
-  const threshold = rule.threshold ?? DEFAULT_THRESHOLD
-  return (rule.minimum ? score >= threshold : score <= threshold) ? 'pass' : 'fail'
-}
-
-/** Sets a judged rule's status, score and reason from its answers: any failure is the rule's error. */
+/**
+ * Sets a rule's status, score and reason from its answers: the worst (highest) score decides,
+ * and any failed answer is the rule's error.
+ */
 function settle(item: Awaiting, answers: Answer[]): void {
   let worst: JudgeScore | null = null
   for (let i = item.first; i < item.first + item.count; i++) {
     const answer = answers[i] as Answer
-    if (typeof answer === 'string') {
-      finish(item, 'error', null, answer)
+    if ('error' in answer) {
+      finish(item, 'error', null, answer.error)
       return
     }
     // Several texts (toxicity, prompt_injection) report the worst, which is the highest score.
     if (worst === null || answer.score > worst.score) worst = answer
   }
   if (worst === null) return
-  finish(item, scoredStatus(item.rule, worst.score), worst.score, worst.reason)
+  const { scoring, threshold } = item.rule
+  const status = scoredStatus(scoring ?? 'lower-is-better', worst.score, threshold ?? DEFAULT_THRESHOLD)
+  finish(item, status, worst.score, worst.reason)
 }
 
 function finish(item: Awaiting, status: RuleStatus, score: number | null, reason: string | null): void {
@@ -232,7 +235,7 @@ function finish(item: Awaiting, status: RuleStatus, score: number | null, reason
   r.reason = reason
 }
 
-function ask(
+function askJudge(
   judge: Judge,
   question: JudgeQuestion,
   workspace: string,
@@ -251,138 +254,74 @@ function ask(
       answer.score <= 1 &&
       typeof answer.reason === 'string'
         ? answer
-        : 'judge answered something that is not a score',
+        : { error: 'judge answered something that is not a score' },
     (error: unknown) => judgeFailure(error, signal),
   )
 }
 
-function judgeFailure(error: unknown, signal: AbortSignal | undefined): string {
-  if (error instanceof JudgeError) return error.message
+function judgeFailure(error: unknown, signal: AbortSignal | undefined): { error: string } {
+  if (error instanceof JudgeError) return { error: error.message }
   // Other errors come from code that does not promise a message fit for clients: say no more.
-  return signal?.aborted ? 'judge call aborted' : 'judge call failed'
+  return { error: signal?.aborted ? 'judge call aborted' : 'judge call failed' }
 }
 
 /**
- * Evaluates one policy's deterministic rules; a judged rule is listed in `awaiting`, its questions
- * appended to `questions`, and its result completed once the judge has answered.
- */
-/**
  * One evaluation under way: the conversation read once, and what its policies' rules add up as
- * they are evaluated (the judge's questions and the rules waiting for them, the findings to
- * redact).
+ * they are evaluated (the external scorers' questions and the rules waiting for them, the
+ * findings to redact).
  */
 interface Run {
   conversation: Conversation
   judge: Judge | null
   timing: Timing | null
-  /** Rules waiting for the judge, and every question of the evaluation, asked together. */
+  /** Rules waiting for an external scorer, and every question of the evaluation, asked together. */
   awaiting: Awaiting[]
-  questions: JudgeQuestion[]
+  questions: ExternalQuestion[]
   /** Every finding of a pii, keywords or regex rule, for `redacted` (none capped). */
   redactable: Finding[]
 }
 
+/**
+ * Evaluates one policy's rules, each by its type's module: a rule decided now is in the result;
+ * a rule that asks an external scorer is listed in `awaiting`, its questions appended to
+ * `questions`, and its result completed once they are answered.
+ */
 function evaluatePolicy(compiled: CompiledPolicy, run: Run): PolicyResult {
   const { conversation, judge, awaiting, questions, timing, redactable } = run
   const { policy } = compiled
   const rules: RuleResult[] = []
   const texts = conversation.textsFor(compiled.targets)
+  const scorers = { judge: judge !== null }
   for (const rule of compiled.rules) {
     const started = timing ? timing.clock() : 0
-    const waiting = awaiting.length
-    const engine = rule.engine
-    switch (engine.kind) {
-      case 'broken':
-        rules.push(result(rule, 'error', null, engine.method, engine.reason, []))
-        break
-      case 'detector': {
-        if (texts.length === 0) {
-          rules.push(result(rule, 'skipped', null, 'detector', absent(policy.target), []))
-          break
-        }
-        const findings: Finding[] = []
-        for (const text of texts) for (const finding of engine.match(text)) findings.push(finding)
-        if (REDACTED_TYPES.has(rule.type)) for (const finding of findings) redactable.push(finding)
-        rules.push(result(rule, findings.length > 0 ? 'fail' : 'pass', null, 'detector', null, findings))
-        break
-      }
-      case 'per-text-score': {
-        const useJudge = engine.detector === 'judge' || (engine.detector === null && judge !== null)
-        const method: RuleMethod = useJudge ? 'judge' : 'model'
-        if (texts.length === 0) {
-          rules.push(result(rule, 'skipped', null, method, absent(policy.target), []))
-        } else if (useJudge && judge === null) {
-          rules.push(result(rule, 'error', null, 'judge', NO_JUDGE, []))
-        } else if (useJudge && judge !== null) {
-          const r = result(rule, 'error', null, 'judge', null, [])
-          awaiting.push({ result: r, rule, first: questions.length, count: texts.length })
-          for (const text of texts) {
-            questions.push(
-              engine.type === 'toxicity'
-                ? { type: 'toxicity', text: text.text, categories: engine.categories }
-                : { type: 'prompt_injection', text: text.text },
-            )
-          }
-          rules.push(r)
-        } else {
-          let worst: TextScore | null = null
-          const findings: Finding[] = []
-          const threshold = rule.threshold ?? DEFAULT_THRESHOLD
-          for (const text of texts) {
-            const scored = engine.model(text, threshold)
-            if (worst === null || scored.score > worst.score) worst = scored
-            for (const finding of scored.findings) findings.push(finding)
-          }
-          const score = (worst as TextScore).score
-          rules.push(result(rule, scoredStatus(rule, score), score, 'model', worst?.reason ?? null, findings))
-        }
-        break
-      }
-      case 'factuality':
-      case 'relevance':
-      case 'custom': {
-        let question: JudgeQuestion | null = null
-        let skipped: string | null = null
-        const { input, output } = conversation
-        if (engine.kind === 'factuality') {
-          if (output === null) skipped = 'the conversation has no output'
-          else if (conversation.context.length === 0) skipped = 'the conversation has no context documents'
-          else
-            question = {
-              type: 'factuality',
-              output: output.text,
-              context: conversation.context.map((d) => d.text),
-            }
-        } else if (engine.kind === 'relevance') {
-          if (output === null) skipped = 'the conversation has no output'
-          else if (input === null) skipped = 'the conversation has no input'
-          else question = { type: 'relevance', input: input.text, output: output.text }
-        } else if (texts.length === 0) {
-          skipped = absent(policy.target)
-        } else {
-          question = {
-            type: 'custom',
-            definition: engine.definition,
-            texts: texts.map((t) => ({ role: t.role, text: t.text })),
-          }
-        }
-        if (question === null) {
-          rules.push(result(rule, 'skipped', null, 'judge', skipped, []))
-        } else if (judge === null) {
-          rules.push(result(rule, 'error', null, 'judge', NO_JUDGE, []))
-        } else {
-          const r = result(rule, 'error', null, 'judge', null, [])
-          awaiting.push({ result: r, rule, first: questions.length, count: 1 })
-          questions.push(question)
-          rules.push(r)
-        }
-        break
-      }
-    }
-    // A rule now waiting for the judge is timed when its answers arrive.
-    if (timing && awaiting.length === waiting) {
-      const done = rules[rules.length - 1] as RuleResult
-      timing.observe(done.type, done.method, (timing.clock() - started) / 1000)
+    const answer = rule.compiled.evaluate({
+      texts,
+      conversation,
+      targets: policy.target,
+      threshold: rule.threshold,
+      scorers,
+    })
+    if (!('ask' in answer)) {
+      if (rule.redacts) for (const finding of answer.findings) redactable.push(finding)
+      rules.push(result(rule, answer))
+      // A rule waiting for a scorer is timed when its answers arrive.
+      if (timing) timing.observe(rule.type, answer.method, (timing.clock() - started) / 1000)
+    } else if (answer.ask.some((q) => q.scorer === 'judge') && judge === null) {
+      rules.push(
+        result(rule, { status: 'error', score: null, method: answer.method, reason: NO_JUDGE, findings: [] }),
+      )
+      if (timing) timing.observe(rule.type, answer.method, (timing.clock() - started) / 1000)
+    } else {
+      const r = result(rule, {
+        status: 'error',
+        score: null,
+        method: answer.method,
+        reason: null,
+        findings: [],
+      })
+      awaiting.push({ result: r, rule, first: questions.length, count: answer.ask.length })
+      for (const question of answer.ask) questions.push(question)
+      rules.push(r)
     }
   }
   return {
@@ -396,17 +335,12 @@ function evaluatePolicy(compiled: CompiledPolicy, run: Run): PolicyResult {
   }
 }
 
-function absent(targets: readonly Target[]): string {
-  return `the conversation has no ${targets.join(' or ')} text`
-}
-
 /** How a policy's verdict counts for a decision: an `error` as `fail` under fail_closed, as `pass` under fail_open. */
 export function countedVerdict(result: PolicyResult): Verdict {
   if (result.verdict === 'error') return result.on_error === 'fail_open' ? 'pass' : 'fail'
   return result.verdict
 }
 
-/** Sets each policy's verdict from its rules, and the evaluation's verdict and action from the policies. */
 /** Cuts the findings reported across an answer to MAX_ANSWER_FINDINGS, in policy and rule order. */
 function capAnswer(results: PolicyResult[]): void {
   let left = MAX_ANSWER_FINDINGS
@@ -423,6 +357,7 @@ function capAnswer(results: PolicyResult[]): void {
     }
 }
 
+/** Sets each policy's verdict from its rules, and the evaluation's verdict and action from the policies. */
 function decide(
   compiled: readonly CompiledPolicy[],
   results: PolicyResult[],
@@ -457,7 +392,7 @@ function decide(
 }
 
 /**
- * Evaluates `conversation` against `policies`, in order (section 8). Deterministic rules run at
+ * Evaluates `conversation` against `policies`, in order (docs/evaluation.md). Deterministic rules run at
  * once; every judge call of the evaluation is then made concurrently. Never rejects: a rule that
  * cannot be evaluated is an `error` in the answer.
  */
@@ -478,7 +413,7 @@ export function evaluate(
 ): Promise<EvaluationOutcome> {
   const read = readConversation(conversation)
   const awaiting: Awaiting[] = []
-  const questions: JudgeQuestion[] = []
+  const questions: ExternalQuestion[] = []
   const timing = options.observeRule
     ? { observe: options.observeRule, clock: options.clock ?? (() => performance.now()) }
     : null
@@ -491,7 +426,7 @@ export function evaluate(
   const judge = options.judge
   const signal = typeof options.signal === 'function' ? options.signal() : options.signal
   const workspace = options.workspace as string
-  return Promise.all(questions.map((q) => ask(judge, q, workspace, signal))).then((answers) => {
+  return Promise.all(questions.map((q) => askJudge(judge, q.question, workspace, signal))).then((answers) => {
     for (const item of awaiting) settle(item, answers)
     if (timing) {
       const seconds = (timing.clock() - started) / 1000
@@ -501,7 +436,7 @@ export function evaluate(
   })
 }
 
-/** What `redacted` holds (section 8). */
+/** What `redacted` holds (docs/evaluation.md). */
 export interface RedactedConversation {
   messages: { role: ConversationInput['messages'][number]['role']; content: string }[]
   context: string[]

@@ -20,7 +20,7 @@
 import { type Target, targetMask } from './conversation.js'
 import { CodePointIndex } from './detectors/code-points.js'
 import type { TextMatcher } from './detectors/types.js'
-import type { CompiledPolicy, CompiledRule, EvaluablePolicy } from './evaluate.js'
+import type { CompiledPolicy, CompiledRule, EvaluablePolicy, EvaluationOutcome } from './evaluate.js'
 import type { TargetText } from './types.js'
 
 /** A detector rule as the release engine reads it. */
@@ -47,11 +47,12 @@ export function guardsReply(policies: readonly Pick<EvaluablePolicy, 'mode' | 't
 }
 
 /**
- * The rules an enforced policy reading the reply (output or assistant targets) applies to it:
- * detectors expected to pass are released incrementally; toxicity, prompt_injection and custom
- * rules expected to pass are scored on windows; any other rule (factuality, relevance, a rule
- * expected to fail, a rule that cannot be evaluated) needs the whole reply, and makes the stream
- * buffered. Monitored policies never hold text back.
+ * The rules an enforced policy reading the reply (output or assistant targets) applies to it, as
+ * each rule type's module says it holds the reply back: detectors expected to pass are released
+ * incrementally; toxicity, prompt_injection and custom rules expected to pass are scored on
+ * windows; any other rule (factuality, relevance, a rule expected to fail, a rule that cannot be
+ * evaluated) needs the whole reply, and makes the stream buffered. Monitored policies never hold
+ * text back.
  */
 export function streamPlan(policies: readonly CompiledPolicy[]): StreamPlan {
   const detectors: StreamDetector[] = []
@@ -60,16 +61,12 @@ export function streamPlan(policies: readonly CompiledPolicy[]): StreamPlan {
     if (compiled.policy.mode !== 'enforce' || (compiled.targets & OUTPUT_MASK) === 0) continue
     const windowed: CompiledRule[] = []
     for (const rule of compiled.rules) {
-      const engine = rule.engine
-      if (engine.kind === 'detector' && rule.expected === 'pass') {
-        detectors.push({ match: engine.match, pending: engine.pending })
-        continue
-      }
-      if ((engine.kind === 'per-text-score' || engine.kind === 'custom') && rule.expected === 'pass') {
-        windowed.push(rule)
-        continue
-      }
-      return { mode: 'buffered', reason: `an enforced output ${rule.type} rule needs the whole reply` }
+      // What the rule's type holds back (rule-types/rule-type.ts, StreamHold); a rule expected
+      // to fail passes only once the whole reply is read.
+      const stream = rule.expected === 'pass' ? rule.compiled.stream : ({ hold: 'whole' } as const)
+      if (stream.hold === 'pending') detectors.push({ match: stream.match, pending: stream.pending })
+      else if (stream.hold === 'window') windowed.push(rule)
+      else return { mode: 'buffered', reason: `an enforced output ${rule.type} rule needs the whole reply` }
     }
     if (windowed.length > 0) scored.push({ ...compiled, rules: windowed })
   }
@@ -214,11 +211,6 @@ export class ReleaseEngine {
     return this.text
   }
 
-  /** The text released so far. */
-  get sent(): string {
-    return this.text.slice(0, this.released)
-  }
-
   /** Adds the next piece of the reply; returns what can now be released, or the violation. */
   push(delta: string): ReleaseStep {
     if (this.violated) return { release: '', violation: true }
@@ -269,5 +261,117 @@ export class ReleaseEngine {
     const release = this.text.slice(this.released, safe)
     this.released = safe
     return { release, violation: false }
+  }
+}
+
+/** A window of a released reply and how the scored rules judged it. */
+export interface WindowVerdict {
+  window: ScoredWindow
+  outcome: EvaluationOutcome
+}
+
+/**
+ * The windows of a released reply, scored in order, one at a time (the judge's calls of one
+ * window concurrently): `current` is the verdict being awaited, null when none is.
+ */
+class WindowQueue {
+  private readonly waiting: ScoredWindow[] = []
+  current: Promise<WindowVerdict> | null = null
+
+  constructor(private readonly score: (window: ScoredWindow) => Promise<EvaluationOutcome>) {}
+
+  add(window: ScoredWindow): void {
+    this.waiting.push(window)
+    this.start()
+  }
+
+  /** The current verdict was read: the next window, if any, is scored. */
+  settled(): void {
+    this.current = null
+    this.start()
+  }
+
+  private start(): void {
+    if (this.current !== null) return
+    const window = this.waiting.shift()
+    if (window === undefined) return
+    this.current = this.score(window).then((outcome) => ({ window, outcome }))
+    // Raced against the upstream's chunks: a reply that stops first must not leave it unhandled.
+    this.current.catch(() => undefined)
+  }
+}
+
+/**
+ * The release decision for a reply streamed under a plan (`streamPlan`): what of the text
+ * received may be sent, as the detectors allow and, when scored rules read the reply, as their
+ * windows pass. The windows are scored by `score` (the caller's: it may ask the judge), one at a
+ * time, in order. Pure but for `score`: the relay reads the upstream and writes the events.
+ */
+export class StreamRelease {
+  private readonly engine: ReleaseEngine
+  private readonly windows: WindowQueue | null
+
+  constructor(
+    plan: { detectors: readonly StreamDetector[]; scored: readonly CompiledPolicy[] },
+    windowSize: number,
+    score: (window: ScoredWindow) => Promise<EvaluationOutcome>,
+  ) {
+    const windowed = plan.scored.length > 0
+    this.engine = new ReleaseEngine(plan.detectors, windowed ? windowSize : null)
+    this.windows = windowed ? new WindowQueue(score) : null
+  }
+
+  /** The text received so far. */
+  get received(): string {
+    return this.engine.received
+  }
+
+  /** The verdict of the window being scored, to await beside the next chunk; null when none is. */
+  get scoring(): Promise<WindowVerdict> | null {
+    return this.windows?.current ?? null
+  }
+
+  /** Adds the next piece of the reply: what can now be released, or a detector's violation. */
+  push(text: string): ReleaseStep {
+    const step = this.engine.push(text)
+    if (!step.violation) this.cut()
+    return step
+  }
+
+  /** A window's verdict (read from `scoring`): the text it releases, or the outcome that failed it. */
+  settle(verdict: WindowVerdict): string | EvaluationOutcome {
+    this.windows?.settled()
+    if (verdict.outcome.verdict !== 'pass') {
+      this.engine.failed()
+      return verdict.outcome
+    }
+    return this.engine.passed(verdict.window.end).release
+  }
+
+  /** The reply is complete: what the detectors release of the rest, or their violation. */
+  end(): ReleaseStep {
+    return this.engine.end()
+  }
+
+  /**
+   * After `end`: every window left, scored in turn: the text they release, or the outcome that
+   * failed one.
+   */
+  async drain(): Promise<string | EvaluationOutcome> {
+    this.cut()
+    let text = ''
+    for (let scoring = this.scoring; scoring !== null; scoring = this.scoring) {
+      const settled = this.settle(await scoring)
+      if (typeof settled !== 'string') return settled
+      text += settled
+    }
+    return text
+  }
+
+  /** Hands the windows now complete to the scored rules. */
+  private cut(): void {
+    if (this.windows === null) return
+    for (let window = this.engine.nextWindow(); window !== null; window = this.engine.nextWindow())
+      this.windows.add(window)
   }
 }

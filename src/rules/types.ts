@@ -49,14 +49,3 @@ export type RuleStatus = 'pass' | 'fail' | 'skipped' | 'error'
 
 /** What produced a verdict. */
 export type RuleMethod = 'detector' | 'model' | 'judge'
-
-/** The result of evaluating one rule. */
-export interface RuleOutcome {
-  status: RuleStatus
-  /** In 0..1 for scored types; null for detectors and for skipped or errored rules. */
-  score: number | null
-  method: RuleMethod
-  /** The judge's one-line reason, why a rule was skipped or errored, or what weighed most in a model's score. */
-  reason: string | null
-  findings: Finding[]
-}

@@ -46,7 +46,7 @@ export const ChatMessageSchema = Type.Object(
       type: 'string',
       enum: [...CHAT_ROLES],
       description:
-        'system, developer, user, assistant, tool, or function (OpenAI’s deprecated form of tool). Evaluated as section 8 reads roles; function as tool.',
+        'system, developer, user, assistant, tool, or function (OpenAI’s deprecated form of tool). Evaluated as the evaluation call reads roles; function as tool.',
       examples: ['user'],
     }),
     content: optionalNullable(

@@ -66,7 +66,7 @@ const flagged = Nullable(
   }),
   {
     description:
-      'Per type: the phrases of a keywords rule (required), the entity kinds of a pii rule (email, phone, credit_card, iban, ssn, ip_address, api_key; null means all), the categories of a toxicity rule. 1 to 1,000 distinct items of 1 to 256 characters.',
+      'Per type: the phrases of a keywords rule (required), the entity kinds of a pii rule (email, phone, credit_card, iban, ssn, ip_address, api_key; null means all), the categories of a toxicity rule (null: the offline model scores toxicity in general and the judge rates all six; listed: the highest score of those categories). 1 to 1,000 distinct items of 1 to 256 characters.',
     examples: [['email', 'credit_card']],
   },
 )

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { type Config, type ProviderUpstream, providerEnvName } from '../config.js'
-import { AppError, invalid } from '../errors.js'
+import { invalid } from '../errors.js'
 import {
   type Action,
   type CompletionShell,
@@ -9,7 +9,6 @@ import {
   evaluatedMessages,
   guardedCompletion,
   guardedStream,
-  relayedFields,
   replacementText,
   type StreamChunk,
   stoppedCompletion,
@@ -18,14 +17,8 @@ import {
   upstreamBody,
 } from '../proxy/completions.js'
 import { callUpstream, streamUpstream } from '../proxy/upstream.js'
-import type { CompiledPolicy, EvaluationOutcome } from '../rules/evaluate.js'
-import {
-  guardsReply,
-  ReleaseEngine,
-  type ScoredWindow,
-  type StreamDetector,
-  streamPlan,
-} from '../rules/stream.js'
+import type { CompiledPolicy } from '../rules/evaluate.js'
+import { guardsReply, type StreamDetector, StreamRelease, streamPlan } from '../rules/stream.js'
 import type { Application } from '../schemas/applications.js'
 import type { ChatCompletionRequest, WardenOutcome } from '../schemas/chat-completions.js'
 import type { Evaluation } from '../schemas/evaluations.js'
@@ -38,6 +31,7 @@ import {
   guardedInPool,
   type StoredPolicies,
 } from './evaluations.service.js'
+import { type Decided, StreamRelay } from './stream-relay.js'
 import type { WorkspaceGrants } from './workspace-grants.js'
 
 /**
@@ -62,7 +56,6 @@ export interface CompleteOptions {
 }
 
 type Json = Record<string, unknown>
-type Decided = { answer: Evaluation; record: EvaluationRecord }
 
 export interface ChatCompletionsDependencies {
   applications: Pick<ApplicationsService, 'find'>
@@ -205,11 +198,11 @@ export class ChatCompletionsService {
   }
 
   /**
-   * A stream released as the reply grows (section 11): the upstream's chunks are relayed with
-   * their text held back only where an enforced output rule may still flag it: a detector's
-   * finding in progress, or a window scored rules have not passed yet. The first chunk is
-   * awaited before answering, so that an upstream that fails or stays silent is still an HTTP
-   * error; after it, a failure ends the stream with an error event and no [DONE].
+   * A stream released as the reply grows (docs/chat-completions.md, "Streaming"): the upstream's
+   * chunks are relayed with their text held back only where an enforced output rule may still
+   * flag it: a detector's finding in progress, or a window scored rules have not passed yet. The
+   * first chunk is awaited before answering, so that an upstream that fails or stays silent is
+   * still an HTTP error; after it, a failure ends the stream with an error event and no [DONE].
    */
   private async released(
     caller: EvaluationCaller,
@@ -236,274 +229,29 @@ export class ChatCompletionsService {
       await this.deps.evaluations.log([inputDecided])
       throw error
     }
-    const windowed = plan.scored.length > 0
-    const events = this.relay(first, chunks, {
-      caller,
-      applicationId,
-      conversation,
-      inputDecided,
-      engine: new ReleaseEngine(plan.detectors, windowed ? this.deps.config.streamWindowChars : null),
-      windows: windowed
-        ? new WindowQueue((window) =>
-            this.deps.evaluations.scoreWindow(caller.workspaceId, plan.scored, window.text, signal),
-          )
-        : null,
-      guarding: guardsReply(inputDecided.policies.policies.map((p) => p.policy)),
-      halt,
-      signal,
-    })
-    return { action: null, stream: true, body: events }
-  }
-
-  private async *relay(
-    first: IteratorResult<StreamChunk>,
-    chunks: AsyncGenerator<StreamChunk>,
-    run: {
-      caller: EvaluationCaller
-      applicationId: string
-      conversation: EvaluatedMessage[]
-      inputDecided: Decided & { policies: StoredPolicies }
-      engine: ReleaseEngine
-      /** Scores the windows of the scored output rules; null when there are none. */
-      windows: WindowQueue | null
-      /** Some enforced output rule holds text back: what would spell it (log probabilities) is not relayed. */
-      guarding: boolean
-      halt: AbortController
-      signal: AbortSignal | undefined
-    },
-  ): AsyncGenerator<string> {
-    const { engine, inputDecided, windows } = run
-    const input = inputDecided.answer
-    // The chunk after the choice finished (its finish, then usage): held until the next one, so
-    // that the last before [DONE] carries Warden's outcome.
-    let held: Json | null = null
-    let envelope: Json = {}
-    let finished = false
-    let logged = false
-    // The text field of the reply: where text released between chunks goes.
-    let textField: 'content' | 'refusal' = 'content'
-    let whole: Promise<Decided> | null = null
-    /**
-     * Evaluates and logs the whole text received: the output evaluation of the stream, once (the
-     * text received when first asked).
-     */
-    const decide = (): Promise<Decided> => {
-      if (whole === null) {
-        const text = engine.received
-        whole = (async () => {
-          const output = (await this.evaluateOutput(
-            run.caller,
-            run.applicationId,
-            run.conversation,
+    const release = new StreamRelease(plan, this.deps.config.streamWindowChars, (window) =>
+      this.deps.evaluations.scoreWindow(caller.workspaceId, plan.scored, window.text, signal),
+    )
+    const relay = new StreamRelay(
+      {
+        inputDecided,
+        release,
+        guarding: guardsReply(inputDecided.policies.policies.map((p) => p.policy)),
+        halt,
+        evaluateOutput: (text) =>
+          this.evaluateOutput(
+            caller,
+            applicationId,
+            conversation,
             text,
             inputDecided.policies,
-            run.signal,
-          )) as Decided
-          await this.deps.evaluations.log([inputDecided, output])
-          logged = true
-          return output
-        })()
-        // Awaited by whoever asked; a stream that stops first must not leave it unhandled.
-        whole.catch(() => undefined)
-      }
-      return whole
-    }
-    /** Hands the windows now complete to the scored rules. */
-    const cut = () => {
-      if (windows === null) return
-      for (let window = engine.nextWindow(); window !== null; window = engine.nextWindow())
-        windows.add(window)
-    }
-    /** A window's verdict: the text it releases, or the outcome that failed it. */
-    const settle = (verdict: WindowVerdict): string | EvaluationOutcome => {
-      windows?.settled()
-      if (verdict.outcome.verdict !== 'pass') {
-        engine.failed()
-        return verdict.outcome
-      }
-      return engine.passed(verdict.window.end).release
-    }
-    /** Every window left scored in turn, once the reply is complete: the text they release, or the failure. */
-    const drain = async (): Promise<string | EvaluationOutcome> => {
-      cut()
-      let text = ''
-      for (let scoring = windows?.current ?? null; scoring !== null; scoring = windows?.current ?? null) {
-        const settled = settle(await scoring)
-        if (typeof settled !== 'string') return settled
-        text += settled
-      }
-      return text
-    }
-    const outcome = (action: Action, output: Evaluation): WardenOutcome => ({
-      action,
-      input_evaluation_id: input.id,
-      output_evaluation_id: output.id,
-      output_evaluation_ids: [output.id],
-    })
-    /**
-     * The end of a stream that failed (a detector's finding, or `failed`, a window's outcome):
-     * the override in place of the rest.
-     */
-    const stop = async function* (this: void, failed: EvaluationOutcome | null): AsyncGenerator<string> {
-      run.halt.abort()
-      await chunks.return(undefined)
-      const output = (await decide()).answer
-      // The rules stopped the stream; the whole-text evaluation agrees (the property test's claim
-      // for detectors; a scored window's verdict is the rule's for the stream, whatever the whole
-      // text scores).
-      let action: Action = output.action
-      let override = output.override_response
-      if (action === 'allow') {
-        action = failed === null ? 'block' : failed.action
-        override = failed === null ? null : failed.override_response
-      }
-      if (held) yield event(held)
-      yield event(overridden(override, outcome(action, output)))
-      yield DONE
-    }
-    /** The stream's last chunk when it ends on a violation: the override, `content_filter`. */
-    const overridden = (override: string | null, warden: unknown) => {
-      const text = replacementText(override)
-      return {
-        ...envelope,
-        choices: [
-          {
-            index: 0,
-            delta: text === '' ? {} : { role: 'assistant', content: text },
-            logprobs: null,
-            finish_reason: 'content_filter',
-          },
-        ],
-        warden,
-      }
-    }
-    /** Text released between the upstream's chunks, as a chunk of its own. */
-    const released = (text: string) =>
-      event({
-        ...envelope,
-        choices: [{ index: 0, delta: { [textField]: text }, logprobs: null, finish_reason: null }],
-      })
-    try {
-      let next: IteratorResult<StreamChunk> | null = first
-      let waiting: Promise<IteratorResult<StreamChunk>> | null = null
-      for (;;) {
-        let step: IteratorResult<StreamChunk>
-        if (next !== null) {
-          step = next
-          next = null
-        } else {
-          if (waiting === null) {
-            waiting = chunks.next()
-            // Raced against a window's verdict: a stream that stops first must not leave it unhandled.
-            waiting.catch(() => undefined)
-          }
-          const scoring = windows?.current ?? null
-          if (scoring === null) step = await waiting
-          else {
-            const first = await Promise.race([
-              waiting.then((chunk) => ({ chunk })),
-              scoring.then((verdict) => ({ verdict })),
-            ])
-            if ('verdict' in first) {
-              const settled = settle(first.verdict)
-              if (typeof settled !== 'string') return yield* stop(settled)
-              if (settled !== '') yield released(settled)
-              continue
-            }
-            step = first.chunk
-          }
-          waiting = null
-        }
-        if (step.done) break
-        const { raw, chunk } = step.value
-        const { choices: _, usage: __, warden: ___, ...rest } = chunk
-        if (!('object' in envelope)) envelope = { ...rest, object: 'chat.completion.chunk' }
-        const choices = chunk.choices as Json[]
-        const found = choices.find((c) => c.index === 0)
-        if (found === undefined) {
-          // Another choice's text, from an upstream asked for one (n is 1 here): never relayed.
-          if (choices.length > 0) continue
-          // Usage, or a prompt filter's results: in order, held once the choice finished.
-          if (finished) {
-            if (held) yield event(held)
-            held = chunk
-          } else yield `data: ${raw}\n\n`
-          continue
-        }
-        // Its log probabilities spell the tokens held back: they go only where nothing is held.
-        const choice = run.guarding ? { ...found, logprobs: null } : found
-        const delta = relayedFields(
-          (typeof choice.delta === 'object' && choice.delta !== null ? choice.delta : {}) as Json,
-        )
-        // Content and a refusal beside it are both the reply's text: both are read, in that order.
-        const texts = [delta.content, delta.refusal].filter((t): t is string => typeof t === 'string')
-        const field =
-          typeof delta.content === 'string' ? 'content' : typeof delta.refusal === 'string' ? 'refusal' : null
-        let release = ''
-        if (field !== null) {
-          textField = field
-          const pushed = engine.push(texts.join(''))
-          if (pushed.violation) return yield* stop(null)
-          release = pushed.release
-          cut()
-        }
-        if (typeof choice.finish_reason === 'string' && !finished) {
-          finished = true
-          const ended = engine.end()
-          if (ended.violation) return yield* stop(null)
-          release += ended.release
-          // The whole text's evaluation runs while the last windows are scored.
-          const deciding = decide()
-          const drained = await drain()
-          if (typeof drained !== 'string') return yield* stop(drained)
-          release += drained
-          const output = (await deciding).answer
-          if (output.action !== 'allow') {
-            yield event(overridden(output.override_response, outcome(output.action, output)))
-            yield DONE
-            await chunks.return(undefined)
-            return
-          }
-          envelope = { ...envelope, warden: outcome('allow', output) }
-          held = { ...chunk, choices: [{ ...choice, delta: withText(delta, field, release) }] }
-          continue
-        }
-        if (field === null) {
-          if (held) yield event(held)
-          held = null
-          yield event({ ...chunk, choices: [{ ...choice, delta }] })
-        } else if (release !== '' || Object.keys(delta).some((k) => k !== 'content' && k !== 'refusal'))
-          yield event({ ...chunk, choices: [{ ...choice, delta: withText(delta, field, release) }] })
-      }
-      if (!finished) {
-        // [DONE] without a finish reason: the reply is complete as it stands.
-        const ended = engine.end()
-        if (ended.violation) return yield* stop(null)
-        const deciding = decide()
-        const drained = await drain()
-        if (typeof drained !== 'string') return yield* stop(drained)
-        const output = (await deciding).answer
-        if (output.action !== 'allow') return yield* stop(null)
-        const release = ended.release + drained
-        if (release !== '') yield released(release)
-        envelope = { ...envelope, warden: outcome('allow', output) }
-      }
-      const warden = envelope.warden
-      const { warden: _w, ...shell } = envelope
-      yield event(held ? { ...held, warden } : { ...shell, choices: [], warden })
-      yield DONE
-    } catch (error) {
-      if (!logged) await this.deps.evaluations.log([inputDecided]).catch(() => undefined)
-      if (error instanceof AppError) {
-        yield event({ error: { message: error.detail, type: error.code, param: null, code: error.code } })
-        return
-      }
-      // The client went away (nobody reads on), or Warden failed: the stream ends without [DONE].
-      return
-    } finally {
-      run.halt.abort()
-      await chunks.return(undefined)
-    }
+            signal,
+          ) as Promise<Decided>,
+        log: (decided) => this.deps.evaluations.log(decided),
+      },
+      chunks,
+    )
+    return { action: null, stream: true, body: relay.events(first) }
   }
 
   /**
@@ -560,51 +308,4 @@ export class ChatCompletionsService {
     }
     return upstream
   }
-}
-
-/** A window of a released stream and how the scored rules judged it. */
-interface WindowVerdict {
-  window: ScoredWindow
-  outcome: EvaluationOutcome
-}
-
-/**
- * The windows of a released stream, scored in order, one at a time (the judge's calls of one
- * window concurrently): `current` is the verdict being awaited, null when none is.
- */
-class WindowQueue {
-  private readonly waiting: ScoredWindow[] = []
-  current: Promise<WindowVerdict> | null = null
-
-  constructor(private readonly score: (window: ScoredWindow) => Promise<EvaluationOutcome>) {}
-
-  add(window: ScoredWindow): void {
-    this.waiting.push(window)
-    this.start()
-  }
-
-  /** The current verdict was read: the next window, if any, is scored. */
-  settled(): void {
-    this.current = null
-    this.start()
-  }
-
-  private start(): void {
-    if (this.current !== null) return
-    const window = this.waiting.shift()
-    if (window === undefined) return
-    this.current = this.score(window).then((outcome) => ({ window, outcome }))
-    // Raced against the upstream's chunks: a stream that stops first must not leave it unhandled.
-    this.current.catch(() => undefined)
-  }
-}
-
-const event = (data: Json) => `data: ${JSON.stringify(data)}\n\n`
-const DONE = 'data: [DONE]\n\n'
-
-/** A delta with its text (content and refusal) replaced by what is released, in `field` (and no text field when nothing is). */
-function withText(delta: Json, field: 'content' | 'refusal' | null, release: string): Json {
-  if (field === null) return release === '' ? delta : { ...delta, content: release }
-  const { content: _, refusal: __, ...rest } = delta
-  return release === '' ? rest : { ...rest, [field]: release }
 }

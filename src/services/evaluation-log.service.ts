@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import fastJson from 'fast-json-stringify'
 import type { EvaluationLogContent } from '../config.js'
 import { AppError, notFound } from '../errors.js'
+import { type RedactedLog, redactedLog } from '../evaluation/redacted-log.js'
 import { type ConversationInput, messageText } from '../rules/conversation.js'
 import type { EvaluationOutcome } from '../rules/evaluate.js'
 import {
@@ -25,7 +26,6 @@ import type { Clock } from './clock.js'
 import { pageJson } from './documents.js'
 import { encodeCursor } from './support/pagination.js'
 import { applicationNotFound } from './support/records.js'
-import { type RedactedLog, redactedLog } from './support/redacted-log.js'
 
 /** Who asked for an evaluation, for the evaluation log. */
 export interface EvaluationCaller {
@@ -59,7 +59,7 @@ export interface EvaluationRecord {
 /**
  * The entry the log keeps of an evaluation, as `content` allows (EVALUATION_LOG_CONTENT):
  * - `redacted`: the texts with every pii, keywords and regex finding replaced by [KIND]
- *   (section 8's `redacted`), those findings' `text` by the same label, and any occurrence of
+ *   (`redacted`, docs/evaluation.md), those findings' `text` by the same label, and any occurrence of
  *   a found text (reported or past a rule's cap) in a rule's reason (a judge may quote what it
  *   read) too. A card number in
  *   `findings[].text` would otherwise defeat the redaction of the messages.

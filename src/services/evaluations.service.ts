@@ -2,6 +2,10 @@ import { performance } from 'node:perf_hooks'
 import { LRUCache } from 'lru-cache'
 import { v7 as uuidv7 } from 'uuid'
 import { type FieldError, invalid } from '../errors.js'
+import { COMPILE_BUDGET_MS, checkMs, compileMs, runsInPool, textSize } from '../evaluation/cost.js'
+import { draftPolicy, evaluablePolicy } from '../evaluation/policy-for-evaluation.js'
+import type { EvaluationPool, PoolPolicy, PoolResult } from '../evaluation/pool.js'
+import { classifiersFor } from '../evaluation/workspace-classifiers.js'
 import type { Judge } from '../judge/judge.js'
 import type { Metrics } from '../metrics.js'
 import type { ConversationInput } from '../rules/conversation.js'
@@ -14,6 +18,7 @@ import {
   evaluate,
   redactConversation,
 } from '../rules/evaluate.js'
+import { RULE_TYPE_MODULES } from '../rules/rule-types/registry.js'
 import { guardsReply } from '../rules/stream.js'
 import { normalizeRule } from '../rules/validation.js'
 import type { Evaluation, EvaluationRequest, EvaluationSource } from '../schemas/evaluations.js'
@@ -23,24 +28,13 @@ import { findPolicy, findPolicyBySeq, findPolicyRevision } from '../store/polici
 import type { PolicyRow } from '../store/tables.js'
 import type { Clock } from './clock.js'
 import { policyFromColumns } from './documents.js'
-import {
-  COMPILE_BUDGET_MS,
-  checkMs,
-  compileMs,
-  DEFAULT_POOL_MIN_MS,
-  estimatedMs,
-  textSize,
-} from './evaluation-cost.js'
 import type { EvaluationCaller, EvaluationLogService, EvaluationRecord } from './evaluation-log.service.js'
-import type { EvaluationPool, PoolPolicy, PoolResult } from './evaluation-pool.js'
-import { draftPolicy, evaluablePolicy } from './support/policy-for-evaluation.js'
 import { applicationNotFound } from './support/records.js'
-import { classifiersFor } from './support/workspace-classifiers.js'
 
 /**
  * A stored revision as an evaluation uses it: by its cache key (row sequence and revision, what
  * the pool's workers keep it by too), compiled on the main thread, or not (`compiled` null) when
- * compiling it there would cost COMPILE_BUDGET_MS or more (evaluation-cost.ts): then only a
+ * compiling it there would cost COMPILE_BUDGET_MS or more (src/evaluation/cost.ts): then only a
  * worker of the evaluation pool compiles it, and evaluations of it run there.
  */
 export interface StoredPolicy {
@@ -89,9 +83,6 @@ export interface EvaluationOptions {
   policies?: StoredPolicies
 }
 
-/** The default of EVALUATION_MAX_WORK. */
-const DEFAULT_MAX_WORK = 32_000_000
-
 /** Enforces an application's policies on one conversation (docs/evaluation.md). */
 export class EvaluationsService {
   /**
@@ -120,12 +111,12 @@ export class EvaluationsService {
       classifiers: Classifiers
       log: EvaluationLogService
       metrics?: Metrics | null
-      /** EVALUATION_MAX_WORK: characters × rules one evaluation may cost (default 32,000,000). */
-      maxWork?: number
+      /** EVALUATION_MAX_WORK: characters × rules one evaluation may cost. */
+      maxWork: number
       /** Where evaluations estimated at `poolMinMs` or more run; none: every evaluation runs on the event loop. */
       pool?: EvaluationPool | null
-      /** EVALUATION_POOL_MIN_MS: the estimated worst-case milliseconds (evaluation-cost.ts) from which an evaluation runs in the pool. */
-      poolMinMs?: number
+      /** EVALUATION_POOL_MIN_MS: the estimated worst-case milliseconds (src/evaluation/cost.ts) from which an evaluation runs in the pool. */
+      poolMinMs: number
     },
   ) {}
 
@@ -164,13 +155,15 @@ export class EvaluationsService {
     // Only the cheap part of reading a draft here: checking its patterns compiles them, which a
     // draft of many patterns makes too long for the event loop; a pooled evaluation checks there.
     const draftRules = bodies.flatMap((draft) => draft.rules.map(normalizeRule))
-    const minMs = this.deps.poolMinMs ?? DEFAULT_POOL_MIN_MS
-    const drafts =
-      pool &&
-      (estimatedMs(size, draftRules, draftRules, judge !== null) >= minMs ||
-        checkMs(draftRules) + compileMs(draftRules) >= COMPILE_BUDGET_MS)
-        ? null
-        : this.checkDrafts(workspaceId, bodies)
+    const { poolMinMs } = this.deps
+    const draftsInPool = runsInPool(pool, poolMinMs, {
+      poolOnly: checkMs(draftRules) + compileMs(draftRules) >= COMPILE_BUDGET_MS,
+      size,
+      rules: draftRules,
+      draftRules,
+      judge: judge !== null,
+    })
+    const drafts = draftsInPool ? null : this.checkDrafts(workspaceId, bodies)
     const budget: CompileBudget = { left: COMPILE_BUDGET_MS }
     const used =
       options.policies ??
@@ -183,10 +176,13 @@ export class EvaluationsService {
     let outcome: EvaluationOutcome
     let pooled: PoolResult | null = null
     if (
-      pool &&
-      (drafts === null ||
-        stored.some((p) => p.compiled === null) ||
-        estimatedMs(size, [...storedRules, ...draftRules], draftRules, judge !== null) >= minMs)
+      runsInPool(pool, poolMinMs, {
+        poolOnly: drafts === null || stored.some((p) => p.compiled === null),
+        size,
+        rules: [...storedRules, ...draftRules],
+        draftRules,
+        judge: judge !== null,
+      })
     ) {
       const sent: PoolPolicy[] = [
         ...stored.map((p) => ({ key: p.key, policy: p.policy })),
@@ -325,9 +321,10 @@ export class EvaluationsService {
   }
 
   /**
-   * Runs every offline engine once on a sample conversation, so that the first real evaluation
-   * does not pay for loading the detectors' data (phone metadata, lexicons) and compiling their
-   * code: about 40 ms, once, at start-up instead of on a client's request.
+   * Runs the warm-up rule of every rule type that has one (the offline ones, rule-types/) once on
+   * a sample conversation, so that the first real evaluation does not pay for loading the
+   * detectors' data (phone metadata, lexicons) and compiling their code: about 40 ms, once, at
+   * start-up instead of on a client's request.
    */
   async warmUp(): Promise<void> {
     const policy = compilePolicy(
@@ -335,14 +332,7 @@ export class EvaluationsService {
         id: 'warm-up',
         revision: null,
         draft: true,
-        rules: [
-          { type: 'pii', expected: 'pass', value: null, threshold: null, flagged: null },
-          { type: 'keywords', expected: 'pass', value: null, threshold: null, flagged: ['refund guarantee'] },
-          { type: 'regex', expected: 'pass', value: 'order [0-9]+', threshold: null, flagged: null },
-          { type: 'length', expected: 'pass', value: '1000', threshold: null, flagged: null },
-          { type: 'toxicity', expected: 'pass', value: null, threshold: null, flagged: null },
-          { type: 'prompt_injection', expected: 'pass', value: null, threshold: null, flagged: null },
-        ],
+        rules: Object.values(RULE_TYPE_MODULES).flatMap((type) => (type.warmUp ? [type.warmUp] : [])),
         target: ['input', 'output'],
         definition: null,
         override_response: null,
@@ -497,7 +487,7 @@ export class EvaluationsService {
     draftRules: number,
     drafted: boolean,
   ): void {
-    const limit = this.deps.maxWork ?? DEFAULT_MAX_WORK
+    const limit = this.deps.maxWork
     let rules = draftRules
     for (const p of stored) rules += p.policy.rules.length
     if (characters * rules <= limit) return

@@ -1,4 +1,6 @@
 import { conflict, invalid, notFound } from '../errors.js'
+import { evaluablePolicy } from '../evaluation/policy-for-evaluation.js'
+import type { RuleChecks } from '../evaluation/rule-checks.js'
 import { normalizeRule } from '../rules/validation.js'
 import type {
   OnError,
@@ -30,9 +32,7 @@ import type { PolicyRevisionRow } from '../store/tables.js'
 import type { Clock } from './clock.js'
 import { policyDocument, policyFromColumns, type Stored } from './documents.js'
 import { type PolicyTestsService, testsFailed } from './policy-tests.service.js'
-import type { RuleChecks } from './rule-checks.js'
 import { decodeCursor, documentPage, type Page, toPage } from './support/pagination.js'
-import { evaluablePolicy } from './support/policy-for-evaluation.js'
 import { assertIfMatch, preconditionFailed } from './support/preconditions.js'
 import { applicationNotFound, assertSameId, newEtag, policyNotFound } from './support/records.js'
 

@@ -2,6 +2,11 @@ import { performance } from 'node:perf_hooks'
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import { v7 as uuidv7 } from 'uuid'
 import { AppError, conflict, type FieldError, invalid, notFound } from '../errors.js'
+import { COMPILE_BUDGET_MS, compileMs, runsInPool, textSize } from '../evaluation/cost.js'
+import { evaluablePolicy, uncheckedDraft } from '../evaluation/policy-for-evaluation.js'
+import type { EvaluationPool } from '../evaluation/pool.js'
+import type { RuleChecks } from '../evaluation/rule-checks.js'
+import { classifiersFor } from '../evaluation/workspace-classifiers.js'
 import type { Judge } from '../judge/judge.js'
 import {
   type Classifiers,
@@ -45,20 +50,9 @@ import type { Statements } from '../store/statements.js'
 import type { PolicyTestRow } from '../store/tables.js'
 import type { Clock } from './clock.js'
 import { pageJson, policyFromColumns, type Stored } from './documents.js'
-import {
-  COMPILE_BUDGET_MS,
-  compileMs,
-  DEFAULT_POOL_MIN_MS,
-  estimatedMs,
-  textSize,
-} from './evaluation-cost.js'
-import type { EvaluationPool } from './evaluation-pool.js'
-import type { RuleChecks } from './rule-checks.js'
 import { decodeCursor, encodeCursor } from './support/pagination.js'
-import { evaluablePolicy, uncheckedDraft } from './support/policy-for-evaluation.js'
 import { assertIfMatch, preconditionFailed } from './support/preconditions.js'
 import { applicationNotFound, assertSameId, newEtag, policyNotFound } from './support/records.js'
-import { classifiersFor } from './support/workspace-classifiers.js'
 
 type Messages = PolicyTest['messages']
 
@@ -152,7 +146,7 @@ export class PolicyTestsService {
       /** Where a case estimated at `poolMinMs` or more is evaluated (as an evaluation would be); none: every case on the event loop. */
       pool?: EvaluationPool | null
       /** EVALUATION_POOL_MIN_MS. */
-      poolMinMs?: number
+      poolMinMs: number
       checks: RuleChecks
     },
   ) {}
@@ -368,7 +362,6 @@ export class PolicyTestsService {
     signal?: AbortSignal,
   ): Promise<PolicyTestResult[]> {
     const { judge, pool } = this.deps
-    const minMs = this.deps.poolMinMs ?? DEFAULT_POOL_MIN_MS
     const compiled =
       cases.length === 0 || (pool && compileMs(policy.rules) >= COMPILE_BUDGET_MS)
         ? null
@@ -384,9 +377,13 @@ export class PolicyTestsService {
       }
       const test = testFromRow(row)
       const conversation = { messages: test.messages, context: test.context }
-      const pooled =
-        pool &&
-        (compiled === null || estimatedMs(textSize(conversation), policy.rules, [], judge !== null) >= minMs)
+      const pooled = runsInPool(pool, this.deps.poolMinMs, {
+        poolOnly: compiled === null,
+        size: textSize(conversation),
+        rules: policy.rules,
+        draftRules: [],
+        judge: judge !== null,
+      })
       const started = performance.now()
       const outcome = pooled
         ? pool

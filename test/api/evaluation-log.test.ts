@@ -76,6 +76,7 @@ describe.each(STORE_KINDS)('the evaluation log (%s)', (kind) => {
   }
   /** An evaluations service writing on the same store at the times `clock` says. */
   const servicesAt = (clock: Clock) => {
+    const defaults = loadConfig({})
     const log = new EvaluationLogService({ store: t.store, clock, content: 'redacted', retentionDays: 30 })
     return {
       log,
@@ -85,6 +86,8 @@ describe.each(STORE_KINDS)('the evaluation log (%s)', (kind) => {
         judge: null,
         log,
         classifiers: shippedClassifiers(),
+        maxWork: defaults.evaluationMaxWork,
+        poolMinMs: defaults.evaluationPoolMinMs,
       }),
     }
   }
@@ -830,6 +833,8 @@ describe.each(STORE_KINDS)('evaluation log retention (%s)', (kind) => {
       judge: null,
       log,
       classifiers: shippedClassifiers(),
+      maxWork: loadConfig({}).evaluationMaxWork,
+      poolMinMs: loadConfig({}).evaluationPoolMinMs,
     })
     const ages = [45, 40, 31, -400, 31, 30.5, 30, 29, 2, 0]
     const kept: string[] = []
@@ -896,6 +901,8 @@ describe.each(STORE_KINDS)('evaluation log retention (%s)', (kind) => {
         judge: null,
         log,
         classifiers: shippedClassifiers(),
+        maxWork: loadConfig({}).evaluationMaxWork,
+        poolMinMs: loadConfig({}).evaluationPoolMinMs,
       })
       const ids: string[] = []
       for (const days of [3, 2.5, 1.5, 0]) {

@@ -138,6 +138,8 @@ describe('SqliteWriter when its thread is gone', () => {
       await expect(writer.request('begin')).rejects.toBeInstanceOf(StoreUnavailableError)
       expect(() => writer.call('run', 'select 1', [])).toThrow(StoreUnavailableError)
     } finally {
+      // The checkpointer thread still has the files open: its end is awaited before they go.
+      await writer.close()
       rmSync(dir, { recursive: true, force: true })
     }
   })

@@ -55,6 +55,24 @@ describe('GET /openapi.json', () => {
     expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' })
   })
 
+  it("publishes each rule type's form as x-rule-types, for every type the schema names", () => {
+    const forms = (doc as Doc & { 'x-rule-types': Record<string, Record<string, unknown>> })['x-rule-types']
+    const ruleType = doc.components.schemas.PolicyRule?.properties?.type as { enum?: string[] } | undefined
+    expect(Object.keys(forms).sort()).toEqual([...(ruleType?.enum ?? [])].sort())
+    expect(forms.length).toEqual({
+      value: 'Maximum length (characters)',
+      about: 'Passes when the text is at most this long.',
+    })
+    expect(forms.toxicity).toMatchObject({
+      threshold: expect.any(String),
+      flagged: 'toxicity',
+      detector: true,
+    })
+    expect(forms.prompt_injection?.detector).toBe(true)
+    expect(forms.custom).not.toHaveProperty('detector')
+    for (const form of Object.values(forms)) expect(typeof form.about).toBe('string')
+  })
+
   it('documents both operations of the specification on their exact paths', () => {
     expect(doc.paths['/v1/applications']?.post?.operationId).toBe('createApplication')
     expect(doc.paths['/v1/applications/{application_id}/policies']?.post?.operationId).toBe('createPolicy')

@@ -2,13 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import type { AppError } from '../../src/errors.js'
+import { RuleChecks } from '../../src/evaluation/rule-checks.js'
 import type { Judge, JudgeQuestion } from '../../src/judge/judge.js'
 import { shippedClassifiers } from '../../src/models/shipped.js'
 import { systemClock } from '../../src/services/clock.js'
 import { createServices } from '../../src/services/index.js'
 import { PoliciesService } from '../../src/services/policies.service.js'
 import { PolicyTestsService } from '../../src/services/policy-tests.service.js'
-import { RuleChecks } from '../../src/services/rule-checks.js'
 import { prepareStore } from '../../src/services/store-setup.js'
 import { TransferService } from '../../src/services/transfer.service.js'
 import { openStore } from '../../src/store/database.js'
@@ -704,6 +704,7 @@ describe.each(STORE_KINDS)('policy test cases (%s)', (kind) => {
         clock: systemClock,
         judge,
         classifiers: shippedClassifiers(),
+        poolMinMs: loadConfig({}).evaluationPoolMinMs,
         checks,
       })
       return { tests, policies: new PoliciesService({ store: t.store, clock: systemClock, checks, tests }) }

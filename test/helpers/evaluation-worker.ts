@@ -17,7 +17,7 @@ export function evaluationWorker(): Promise<URL> {
   built ??= (async () => {
     const outfile = join(out, `evaluation-worker-${process.pid}.mjs`)
     await build({
-      entryPoints: [join(root, 'src/services/evaluation-worker.ts')],
+      entryPoints: [join(root, 'src/evaluation/worker.ts')],
       outfile,
       bundle: true,
       platform: 'node',

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest'
-import type { PolicyRule } from '../../src/schemas/policies.js'
 import {
   COMPILE_BUDGET_MS,
   checkMs,
@@ -7,7 +6,8 @@ import {
   estimatedMs,
   type TextSize,
   textSize,
-} from '../../src/services/evaluation-cost.js'
+} from '../../src/evaluation/cost.js'
+import type { PolicyRule } from '../../src/schemas/policies.js'
 
 const rule = (type: PolicyRule['type'], fields: Partial<PolicyRule> = {}): PolicyRule => ({
   type,

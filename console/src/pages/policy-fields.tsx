@@ -13,6 +13,13 @@ import { CheckboxGroup, Field } from '../components'
 import { type PolicyDraft, RULE_FIELDS, type RuleDraft, ruleDraft } from './policy-form'
 
 /**
+ * What choosing toxicity categories does, as the API does it (docs/evaluation.md, `method`): none
+ * is not the same as all six for the offline model.
+ */
+const TOXICITY_HINT =
+  'None chosen: the offline model scores toxicity in general, and the judge rates all six categories. Chosen: the rule scores the highest of them (the model rates hate and harassment, a word list the others).'
+
+/**
  * Every field of a policy, each showing the API's errors for its pointer. `prefix` is where the
  * policy sits in the request body: "" for a create or a patch, "/draft_policies/0" in the
  * playground.
@@ -346,7 +353,7 @@ function RuleFields(props: {
       {(fields.flagged === 'pii' || fields.flagged === 'toxicity') && (
         <CheckboxGroup
           legend={`Rule ${n} ${fields.flagged === 'pii' ? 'kinds of personal data' : 'categories'}`}
-          hint="None chosen means all."
+          hint={fields.flagged === 'pii' ? 'None chosen means all.' : TOXICITY_HINT}
           pointer={`${prefix}/flagged`}
           errors={errors}
           options={fields.flagged === 'pii' ? piiKindValues : toxicityCategoryValues}

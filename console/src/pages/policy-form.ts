@@ -1,4 +1,5 @@
 // The editable form of a policy and the request body built from it.
+import { ruleTypeForms } from '@warden/client'
 import type { Body, FieldError, Policy, PolicyRule, RuleType, Target } from '../api'
 
 /** A policy as a create sends it (the playground's draft policies have the same shape). */
@@ -12,7 +13,7 @@ export interface RuleDraft {
   expected: PolicyRule['expected']
   value: string
   threshold: string
-  /** pii kinds or toxicity categories; empty means all (sent as null). */
+  /** pii kinds or toxicity categories; empty is sent as null (all kinds; for toxicity, the model's general score). */
   selected: string[]
   /** keywords: one phrase a line. */
   phrases: string
@@ -34,7 +35,12 @@ export interface PolicyDraft {
 
 let nextKey = 1
 
-/** Which of value, threshold, flagged and detector each rule type reads (CONTRACT section 4). */
+/**
+ * Which of value, threshold, flagged and detector each rule type reads, with the labels of its
+ * fields and what it passes on: each rule type's module says so (src/rules/rule-types/), the API
+ * publishes it as its OpenAPI document's `x-rule-types`, and the typed client carries it as
+ * `ruleTypeForms` (docs/rule-types.md).
+ */
 export const RULE_FIELDS: Record<
   RuleType,
   {
@@ -45,35 +51,7 @@ export const RULE_FIELDS: Record<
     detector?: true
     about: string
   }
-> = {
-  pii: { flagged: 'pii', about: 'Passes when none of the chosen kinds of personal data occurs.' },
-  keywords: { flagged: 'phrases', about: 'Passes when none of the phrases occurs (whole words, any case).' },
-  regex: { value: 'Pattern (RE2)', about: 'Passes when the pattern matches nowhere.' },
-  length: { value: 'Maximum length (characters)', about: 'Passes when the text is at most this long.' },
-  toxicity: {
-    threshold: 'Maximum toxicity score (default 0.5)',
-    flagged: 'toxicity',
-    detector: true,
-    about: 'Passes when the text is not toxic.',
-  },
-  prompt_injection: {
-    threshold: 'Maximum injection score (default 0.5)',
-    detector: true,
-    about: 'Passes when there is no injection or jailbreak attempt.',
-  },
-  factuality: {
-    threshold: 'Minimum support score (default 0.5)',
-    about: 'Passes when the output is supported by the context documents.',
-  },
-  relevance: {
-    threshold: 'Minimum relevance score (default 0.5)',
-    about: 'Passes when the output answers the input.',
-  },
-  custom: {
-    threshold: 'Minimum score (default 0.5)',
-    about: "A judge model checks the text against the policy's definition, which this type needs.",
-  },
-}
+> = ruleTypeForms
 
 export function ruleDraft(rule: PolicyRule | null, type: RuleType = 'pii'): RuleDraft {
   const fields = RULE_FIELDS[rule?.type ?? type]

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { untilClientLeaves } from '../../http/client-gone.js'
 import { AUTH_ERRORS, errorResponses, resourceResponse } from '../../http/openapi.js'
+import { memberBodies, refuseInvalidPolicyBodies } from '../../http/rule-errors.js'
 import { sendJson } from '../../http/send.js'
 import {
   EvaluationListQuerySchema,
@@ -23,7 +24,9 @@ export const evaluationsRoutes: FastifyPluginAsyncTypebox<{ services: Services }
   app.post(
     '/v1/applications/:application_id/evaluations',
     {
-      config: { scope: 'evaluations:write', policyBodies: { paths: ['/draft_policies/*'] } },
+      config: { scope: 'evaluations:write' },
+      attachValidation: true,
+      preHandler: refuseInvalidPolicyBodies(memberBodies('draft_policies')),
       schema: {
         operationId: 'createEvaluation',
         summary: 'Evaluate a conversation against the application’s policies',

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { AUTH_ERRORS, errorResponses, resourceResponse } from '../../http/openapi.js'
+import { refuseInvalidPolicyBodies, wholeBody } from '../../http/rule-errors.js'
 import { sendJson } from '../../http/send.js'
 import { IdempotencyHeaderSchema, IfMatchHeaderSchema, ListQuerySchema } from '../../schemas/common.js'
 import {
@@ -29,7 +30,9 @@ export const policiesRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
   app.post(
     '/v1/applications/:application_id/policies',
     {
-      config: { scope: 'policies:write', idempotent: true, policyBodies: { paths: [''] } },
+      config: { scope: 'policies:write', idempotent: true },
+      attachValidation: true,
+      preHandler: refuseInvalidPolicyBodies(wholeBody),
       schema: {
         operationId: 'createPolicy',
         summary: 'Create a policy for an application',
@@ -109,7 +112,9 @@ export const policiesRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
   app.patch(
     '/v1/applications/:application_id/policies/:policy_id',
     {
-      config: { scope: 'policies:write', policyBodies: { paths: [''], patch: true } },
+      config: { scope: 'policies:write' },
+      attachValidation: true,
+      preHandler: refuseInvalidPolicyBodies(wholeBody, true),
       schema: {
         operationId: 'updatePolicy',
         summary: 'Update a policy',

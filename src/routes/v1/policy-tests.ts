@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { untilClientLeaves } from '../../http/client-gone.js'
 import { AUTH_ERRORS, errorResponses, resourceResponse } from '../../http/openapi.js'
+import { memberBody, refuseInvalidPolicyBodies } from '../../http/rule-errors.js'
 import { sendJson } from '../../http/send.js'
 import { IdempotencyHeaderSchema, IfMatchHeaderSchema, ListQuerySchema } from '../../schemas/common.js'
 import {
@@ -183,7 +184,9 @@ export const policyTestsRoutes: FastifyPluginAsyncTypebox<{ services: Services }
   app.post(
     '/v1/applications/:application_id/policies/:policy_id/test-runs',
     {
-      config: { scope: 'policies:read', policyBodies: { paths: ['/draft'] } },
+      config: { scope: 'policies:read' },
+      attachValidation: true,
+      preHandler: refuseInvalidPolicyBodies(memberBody('draft')),
       schema: {
         operationId: 'runPolicyTests',
         summary: "Run a policy's test cases",

@@ -1,4 +1,4 @@
-import type { Classifiers } from '../../rules/evaluate.js'
+import type { Classifiers } from '../rules/evaluate.js'
 
 /** Each workspace's view of a set of classifiers, made once. */
 const views = new WeakMap<Classifiers, Map<string, Classifiers>>()

@@ -12,7 +12,7 @@ import type {
 } from '../rules/evaluate.js'
 import type { RuleMethod } from '../rules/types.js'
 import type { PolicyCreate, PolicyRule, RuleType } from '../schemas/policies.js'
-import type { RedactedLog } from './support/redacted-log.js'
+import type { RedactedLog } from './redacted-log.js'
 
 /**
  * The evaluation pool (docs/evaluation.md, "Large evaluations"): worker threads that run the
@@ -69,7 +69,7 @@ export interface PoolResult {
 
 /**
  * Rules to check as a create checks them, their patterns compiled: those whose patterns cost
- * too much to compile on the event loop (evaluation-cost.ts, COMPILE_BUDGET_MS).
+ * too much to compile on the event loop (cost.ts, COMPILE_BUDGET_MS).
  */
 export interface CheckTask {
   workspace: string
@@ -157,12 +157,12 @@ export interface EvaluationPoolOptions {
 
 /**
  * The worker entry beside the running code: `evaluation-worker.mjs` next to the bundle
- * (dist/warden.mjs), or `evaluation-worker.js` next to this module as tsc emits it. Null when
+ * (dist/warden.mjs), or `worker.js` next to this module as tsc emits it. Null when
  * running from the TypeScript sources (the tests), which have neither: the pool is then off
  * unless a test hands in an entry.
  */
 export function workerEntry(): URL | null {
-  for (const name of ['./evaluation-worker.mjs', './evaluation-worker.js']) {
+  for (const name of ['./evaluation-worker.mjs', './worker.js']) {
     const url = new URL(name, import.meta.url)
     if (existsSync(url)) return url
   }

@@ -1,12 +1,12 @@
 import type { FieldError } from '../errors.js'
 import { checkRules } from '../rules/validation.js'
 import type { PolicyRule } from '../schemas/policies.js'
-import { COMPILE_BUDGET_MS, checkMs } from './evaluation-cost.js'
-import type { EvaluationPool } from './evaluation-pool.js'
+import { COMPILE_BUDGET_MS, checkMs } from './cost.js'
+import type { EvaluationPool } from './pool.js'
 
 /**
  * Checks rules as a create does, wherever that is cheap: on the event loop when their patterns
- * are estimated to compile in under COMPILE_BUDGET_MS (evaluation-cost.ts), in the evaluation
+ * are estimated to compile in under COMPILE_BUDGET_MS (cost.ts), in the evaluation
  * pool otherwise (a valid draft of 64 costly patterns once held the loop for seconds). Without
  * a pool, on the event loop.
  */

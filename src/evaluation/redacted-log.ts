@@ -1,11 +1,7 @@
-import type { ConversationInput } from '../../rules/conversation.js'
-import {
-  type EvaluationOutcome,
-  REDACTED_TYPES,
-  type RedactedConversation,
-  redactConversation,
-} from '../../rules/evaluate.js'
-import type { Evaluation } from '../../schemas/evaluations.js'
+import type { ConversationInput } from '../rules/conversation.js'
+import { type EvaluationOutcome, type RedactedConversation, redactConversation } from '../rules/evaluate.js'
+import { RULE_TYPE_MODULES } from '../rules/rule-types/registry.js'
+import type { Evaluation } from '../schemas/evaluations.js'
 
 /** What a `redacted` log entry keeps of an evaluation: its policies and texts, every found text replaced. */
 export interface RedactedLog {
@@ -25,7 +21,7 @@ function scrub(text: string | null, labels: ReadonlyMap<string, string>): string
 
 /**
  * The policies and texts of a `redacted` log entry (EVALUATION_LOG_CONTENT): the texts with every
- * pii, keywords and regex finding replaced by [KIND] (section 8's `redacted`), those findings'
+ * pii, keywords and regex finding replaced by [KIND] (`redacted`, docs/evaluation.md), those findings'
  * `text` by the same label, and any occurrence of a found text (reported or past a rule's cap)
  * in a rule's reason (a judge may quote what it read) too. A card number in `findings[].text`
  * would otherwise defeat the redaction of the messages. Pure: the evaluation pool's worker makes
@@ -48,7 +44,7 @@ export function redactedLog(
       rules: policy.rules.map((rule) => ({
         ...rule,
         reason: scrub(rule.reason, longestFirst),
-        findings: REDACTED_TYPES.has(rule.type)
+        findings: RULE_TYPE_MODULES[rule.type].redacts
           ? rule.findings.map((f) => ({ ...f, text: f.text === null ? null : label(f.kind) }))
           : rule.findings,
       })),

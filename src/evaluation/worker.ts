@@ -5,13 +5,13 @@ import { type Judge, JudgeError, type JudgeQuestion, type JudgeScore } from '../
 import { shippedClassifiers } from '../models/shipped.js'
 import { type CompiledPolicy, compilePolicy, evaluate, redactConversation } from '../rules/evaluate.js'
 import { checkRules } from '../rules/validation.js'
-import type { FromWorker, PoolResult, PoolTask, ToWorker } from './evaluation-pool.js'
-import { draftPolicy } from './support/policy-for-evaluation.js'
-import { redactedLog } from './support/redacted-log.js'
-import { classifiersFor } from './support/workspace-classifiers.js'
+import { draftPolicy } from './policy-for-evaluation.js'
+import type { FromWorker, PoolResult, PoolTask, ToWorker } from './pool.js'
+import { redactedLog } from './redacted-log.js'
+import { classifiersFor } from './workspace-classifiers.js'
 
 /**
- * An evaluation pool's worker (evaluation-pool.ts): evaluates what the main thread sends, with
+ * An evaluation pool's worker (pool.ts): evaluates what the main thread sends, with
  * the offline models Warden ships, and asks the main thread for the judge's answers.
  */
 
@@ -19,7 +19,7 @@ import { classifiersFor } from './support/workspace-classifiers.js'
 const COMPILED_CACHE_SIZE = 10_000
 
 const port = parentPort
-if (port === null) throw new Error('evaluation-worker.js runs only as a worker thread')
+if (port === null) throw new Error('the evaluation worker runs only as a worker thread')
 
 const classifiers = shippedClassifiers()
 const compiled = new LRUCache<string, CompiledPolicy>({ max: COMPILED_CACHE_SIZE })

@@ -1,7 +1,7 @@
-import type { FieldError } from '../../errors.js'
-import type { EvaluablePolicy } from '../../rules/evaluate.js'
-import { checkRules, normalizeRule, type PatternCheck } from '../../rules/validation.js'
-import type { Policy, PolicyCreate } from '../../schemas/policies.js'
+import type { FieldError } from '../errors.js'
+import type { EvaluablePolicy } from '../rules/evaluate.js'
+import { checkRules, normalizeRule, type PatternCheck } from '../rules/validation.js'
+import type { Policy, PolicyCreate } from '../schemas/policies.js'
 
 /** A stored policy as evaluation takes it: what it says, at its revision (none for a draft). */
 export const evaluablePolicy = (policy: Policy, draft = false): EvaluablePolicy => ({

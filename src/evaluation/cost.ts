@@ -1,0 +1,123 @@
+import type { ConversationInput } from '../rules/conversation.js'
+import { RULE_TYPE_MODULES } from '../rules/rule-types/registry.js'
+import type { CostedRule } from '../rules/rule-types/rule-type.js'
+import type { EvaluationPool } from './pool.js'
+
+/**
+ * What an evaluation may cost on the thread that runs it, estimated before it runs, to choose
+ * between the event loop and the evaluation pool (docs/evaluation.md, "Large evaluations"). The
+ * estimate is a worst case: the nanoseconds a character of text costs each rule type on the
+ * text that costs it most (bench/README.md, "Large evaluations off the loop"), not on typical
+ * text, so that no evaluation left on the event loop can hold it much longer than estimated.
+ * Each rule type's figures are in its module (src/rules/rule-types/, `cost`): per character,
+ * per UTF-8 byte beyond the first of a character for the types that fold text (Unicode NFKC and
+ * case folding: U+FDFA, one character, folds to 18), and what checking and compiling a rule
+ * costs.
+ */
+
+/**
+ * Compile work estimated at this or more is not done on the event loop while there is an
+ * evaluation pool: a policy revision that costs it is compiled only in a worker, and patterns
+ * that cost it to check are checked in one.
+ */
+export const COMPILE_BUDGET_MS = 20
+
+/**
+ * How much text an evaluation reads: its characters (as EVALUATION_MAX_WORK counts them), and
+ * the UTF-8 bytes beyond the first of each (`wide`: 0 for ASCII text), which folding multiplies.
+ */
+export interface TextSize {
+  characters: number
+  wide: number
+}
+
+/** The size of a conversation's messages and context. */
+export function textSize(conversation: ConversationInput): TextSize {
+  let characters = 0
+  let wide = 0
+  const add = (text: string) => {
+    characters += text.length
+    wide += Buffer.byteLength(text, 'utf8') - text.length
+  }
+  for (const m of conversation.messages) {
+    if (typeof m.content === 'string') add(m.content)
+    else
+      for (const part of m.content) {
+        add(part.text)
+        characters++
+      }
+  }
+  for (const d of conversation.context ?? []) add(d)
+  return { characters, wide }
+}
+
+/**
+ * The estimated milliseconds of checking rules as a create does: compiling each pattern in RE2
+ * (regex-cost.ts), from a few microseconds to hundreds of milliseconds.
+ */
+export function checkMs(rules: Iterable<CostedRule>): number {
+  let ms = 0
+  for (const rule of rules) ms += RULE_TYPE_MODULES[rule.type].cost.checkMs?.(rule) ?? 0
+  return ms
+}
+
+/**
+ * The estimated milliseconds of compiling rules for evaluation: each pattern's RE2 program, each
+ * keywords rule's automaton of its phrases.
+ */
+export function compileMs(rules: Iterable<CostedRule>): number {
+  let ms = 0
+  for (const rule of rules) ms += RULE_TYPE_MODULES[rule.type].cost.compileMs?.(rule) ?? 0
+  return ms
+}
+
+/**
+ * The estimated worst-case milliseconds of an evaluation of text of `size` by `rules`, plus
+ * checking and compiling `draftRules` (drafts are checked and compiled for each evaluation). A
+ * rule an external scorer decides (a toxicity or prompt_injection rule the judge scores:
+ * `detector: judge`, or none when a judge is configured) costs next to nothing here: the
+ * judge's time is spent waiting, not computing.
+ */
+export function estimatedMs(
+  size: TextSize,
+  rules: Iterable<CostedRule>,
+  draftRules: Iterable<CostedRule>,
+  judge: boolean,
+): number {
+  let ns = 0
+  for (const rule of rules) {
+    const cost = RULE_TYPE_MODULES[rule.type].cost
+    ns += cost.external?.(rule, judge)
+      ? size.characters
+      : size.characters * cost.nsPerCharacter + size.wide * cost.nsPerWideByte
+  }
+  const drafts = [...draftRules]
+  ns += (checkMs(drafts) + compileMs(drafts)) * 1e6
+  return ns / 1e6
+}
+
+/** What decides where an evaluation runs. */
+export interface Work {
+  /** Something it evaluates is compiled only in the pool (a costly revision, or drafts to check there). */
+  poolOnly: boolean
+  size: TextSize
+  rules: Iterable<CostedRule>
+  /** Rules of drafts, checked and compiled for this evaluation. */
+  draftRules: Iterable<CostedRule>
+  /** A judge is configured. */
+  judge: boolean
+}
+
+/**
+ * Whether an evaluation runs in the evaluation pool rather than on the event loop: there is a
+ * pool, and something it evaluates is compiled only there, or its estimated worst case reaches
+ * `minMs` (EVALUATION_POOL_MIN_MS). The one rule for evaluations, their drafts and test runs.
+ */
+export function runsInPool(
+  pool: EvaluationPool | null | undefined,
+  minMs: number,
+  work: Work,
+): pool is EvaluationPool {
+  if (!pool) return false
+  return work.poolOnly || estimatedMs(work.size, work.rules, work.draftRules, work.judge) >= minMs
+}

@@ -1,0 +1,31 @@
+import { PII_KINDS } from '../../schemas/policies.js'
+import { type PiiKind, piiMatcher } from '../detectors/index.js'
+import { piiPending } from '../detectors/pending.js'
+import { broken, detector, type RuleTypeModule, warmUpRule } from './rule-type.js'
+
+const piiKinds: ReadonlySet<string> = new Set(PII_KINDS)
+
+/** pii: the flagged entity kinds (all seven when unset), each confirmed as the field does. */
+export const piiRule: RuleTypeModule = {
+  type: 'pii',
+  scoring: null,
+  detectorChoice: false,
+  redacts: true,
+  form: { flagged: 'pii', about: 'Passes when none of the chosen kinds of personal data occurs.' },
+  validate(rule, { at }) {
+    const errors = []
+    for (const [j, kind] of (rule.flagged ?? []).entries())
+      if (!piiKinds.has(kind))
+        errors.push({ pointer: `${at}/flagged/${j}`, detail: `must be one of: ${PII_KINDS.join(', ')}` })
+    return errors
+  },
+  compile(rule) {
+    if (rule.flagged?.some((kind) => !piiKinds.has(kind))) return broken('the pii rule names an unknown kind')
+    const kinds = (rule.flagged as PiiKind[] | null) ?? PII_KINDS
+    return detector(piiMatcher(kinds), piiPending(kinds))
+  },
+  // Distinct phone numbers back to back, each confirmed by libphonenumber: 7.7 µs a character
+  // (typical text 35 ns).
+  cost: { nsPerCharacter: 8_000, nsPerWideByte: 0 },
+  warmUp: warmUpRule('pii'),
+}

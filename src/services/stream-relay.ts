@@ -1,0 +1,248 @@
+import { AppError } from '../errors.js'
+import {
+  type Action,
+  errorEvent,
+  overriddenChunk,
+  relayedFields,
+  releasedChunk,
+  SSE_DONE,
+  type StreamChunk,
+  sseEvent,
+  type TextField,
+  withText,
+} from '../proxy/completions.js'
+import type { EvaluationOutcome } from '../rules/evaluate.js'
+import type { StreamRelease, WindowVerdict } from '../rules/stream.js'
+import type { WardenOutcome } from '../schemas/chat-completions.js'
+import type { Evaluation } from '../schemas/evaluations.js'
+import type { EvaluationRecord } from './evaluation-log.service.js'
+
+type Json = Record<string, unknown>
+
+/** An evaluation decided and not yet logged. */
+export type Decided = { answer: Evaluation; record: EvaluationRecord }
+
+/** What a relay needs from the service that composes it. */
+export interface RelayRun {
+  /** The input's evaluation, logged with the output's (or alone, when the stream fails first). */
+  inputDecided: Decided
+  /** The release decision for the reply (src/rules/stream.ts). */
+  release: StreamRelease
+  /** Some enforced output rule holds text back: what would spell it (log probabilities) is not relayed. */
+  guarding: boolean
+  /** Aborts the upstream call when the stream stops early, though a chunk is being waited for. */
+  halt: AbortController
+  /** The output evaluation of the reply's whole text (not logged). */
+  evaluateOutput(text: string): Promise<Decided>
+  log(decided: Decided[]): Promise<void>
+}
+
+/** What handling one upstream chunk led to: on to the next, or the stream has ended. */
+type Next = 'next' | 'ended'
+
+/**
+ * The relay of a released stream (docs/chat-completions.md, "Streaming"): reads the upstream's
+ * chunks and, beside them, the verdicts of the windows being scored; hands the reply's text to
+ * the release decision (`StreamRelease`); writes what it releases as chunks in OpenAI's format
+ * (src/proxy/completions.ts). At the reply's end (`endOfReply`), the whole text received is
+ * evaluated and logged, once. A failure after the first event ends the stream with an error
+ * event (Warden's) or without [DONE] (the client went away).
+ */
+export class StreamRelay {
+  /** The chunk after the choice finished (its finish, then usage): held until the next one, so that the last before [DONE] carries Warden's outcome. */
+  private held: Json | null = null
+  /** The stream's id, created and model, for chunks Warden writes itself (and, once decided, `warden`). */
+  private envelope: Json = {}
+  private finished = false
+  private logged = false
+  /** The text field of the reply: where text released between chunks goes. */
+  private textField: TextField = 'content'
+  private whole: Promise<Decided> | null = null
+  /** The upstream's next chunk, being waited for beside a window's verdict. */
+  private waiting: Promise<IteratorResult<StreamChunk>> | null = null
+
+  constructor(
+    private readonly run: RelayRun,
+    private readonly chunks: AsyncGenerator<StreamChunk>,
+  ) {}
+
+  /** The events of the stream, from the upstream's first chunk (already received) on. */
+  async *events(first: IteratorResult<StreamChunk>): AsyncGenerator<string> {
+    try {
+      let step: IteratorResult<StreamChunk> | { verdict: WindowVerdict } = first
+      for (;;) {
+        if ('verdict' in step) {
+          const settled = this.run.release.settle(step.verdict)
+          if (typeof settled !== 'string') return yield* this.stop(settled)
+          if (settled !== '') yield sseEvent(releasedChunk(this.envelope, this.textField, settled))
+        } else if (step.done) break
+        else if ((yield* this.chunk(step.value)) === 'ended') return
+        step = await this.nextStep()
+      }
+      yield* this.complete()
+    } catch (error) {
+      if (!this.logged) await this.run.log([this.run.inputDecided]).catch(() => undefined)
+      // The client went away (nobody reads on), or Warden failed: the stream ends without [DONE].
+      if (error instanceof AppError) yield errorEvent(error.code, error.detail)
+    } finally {
+      this.run.halt.abort()
+      await this.chunks.return(undefined)
+    }
+  }
+
+  /** The upstream's next chunk, or the verdict of the window being scored if it comes first. */
+  private async nextStep(): Promise<IteratorResult<StreamChunk> | { verdict: WindowVerdict }> {
+    if (this.waiting === null) {
+      this.waiting = this.chunks.next()
+      // Raced against a window's verdict: a stream that stops first must not leave it unhandled.
+      this.waiting.catch(() => undefined)
+    }
+    const waiting = this.waiting
+    const scoring = this.run.release.scoring
+    const first = await (scoring === null
+      ? waiting.then((chunk) => ({ chunk }))
+      : Promise.race([waiting.then((chunk) => ({ chunk })), scoring.then((verdict) => ({ verdict }))]))
+    if ('verdict' in first) return first
+    this.waiting = null
+    return first.chunk
+  }
+
+  /** Relays one upstream chunk: its text as the rules release it, the rest as it came. */
+  private async *chunk({ raw, chunk }: StreamChunk): AsyncGenerator<string, Next> {
+    const { choices: _, usage: __, warden: ___, ...rest } = chunk
+    if (!('object' in this.envelope)) this.envelope = { ...rest, object: 'chat.completion.chunk' }
+    const choices = chunk.choices as Json[]
+    const found = choices.find((c) => c.index === 0)
+    if (found === undefined) {
+      // Another choice's text, from an upstream asked for one (n is 1 here): never relayed.
+      if (choices.length > 0) return 'next'
+      // Usage, or a prompt filter's results: in order, held once the choice finished.
+      if (this.finished) {
+        if (this.held) yield sseEvent(this.held)
+        this.held = chunk
+      } else yield `data: ${raw}\n\n`
+      return 'next'
+    }
+    // Its log probabilities spell the tokens held back: they go only where nothing is held.
+    const choice = this.run.guarding ? { ...found, logprobs: null } : found
+    const delta = relayedFields(
+      (typeof choice.delta === 'object' && choice.delta !== null ? choice.delta : {}) as Json,
+    )
+    // Content and a refusal beside it are both the reply's text: both are read, in that order.
+    const texts = [delta.content, delta.refusal].filter((t): t is string => typeof t === 'string')
+    const field =
+      typeof delta.content === 'string' ? 'content' : typeof delta.refusal === 'string' ? 'refusal' : null
+    let released = ''
+    if (field !== null) {
+      this.textField = field
+      const pushed = this.run.release.push(texts.join(''))
+      if (pushed.violation) {
+        yield* this.stop(null)
+        return 'ended'
+      }
+      released = pushed.release
+    }
+    if (typeof choice.finish_reason === 'string' && !this.finished) {
+      this.finished = true
+      const end = await this.endOfReply()
+      if ('stop' in end) {
+        yield* this.stop(end.stop)
+        return 'ended'
+      }
+      this.envelope = { ...this.envelope, warden: this.outcome('allow', end.output) }
+      this.held = {
+        ...chunk,
+        choices: [{ ...choice, delta: withText(delta, field, released + end.release) }],
+      }
+      return 'next'
+    }
+    if (field === null) {
+      if (this.held) yield sseEvent(this.held)
+      this.held = null
+      yield sseEvent({ ...chunk, choices: [{ ...choice, delta }] })
+    } else if (released !== '' || Object.keys(delta).some((k) => k !== 'content' && k !== 'refusal'))
+      yield sseEvent({ ...chunk, choices: [{ ...choice, delta: withText(delta, field, released) }] })
+    return 'next'
+  }
+
+  /** The upstream's [DONE]: the reply ends (if no finish reason ended it), then the last chunk with Warden's outcome. */
+  private async *complete(): AsyncGenerator<string> {
+    if (!this.finished) {
+      // [DONE] without a finish reason: the reply is complete as it stands.
+      const end = await this.endOfReply()
+      if ('stop' in end) return yield* this.stop(end.stop)
+      if (end.release !== '') yield sseEvent(releasedChunk(this.envelope, this.textField, end.release))
+      this.envelope = { ...this.envelope, warden: this.outcome('allow', end.output) }
+    }
+    const { warden, ...shell } = this.envelope
+    yield sseEvent(this.held ? { ...this.held, warden } : { ...shell, choices: [], warden })
+    yield SSE_DONE
+  }
+
+  /**
+   * The reply is complete: the rest the rules release and the whole text's evaluation (run while
+   * the last windows are scored), or why the stream stops instead: a detector's finding (null),
+   * a window's outcome, or the whole text's evaluation failing.
+   */
+  private async endOfReply(): Promise<
+    { release: string; output: Evaluation } | { stop: EvaluationOutcome | null }
+  > {
+    const { release } = this.run
+    const ended = release.end()
+    if (ended.violation) return { stop: null }
+    const deciding = this.decide()
+    const drained = await release.drain()
+    if (typeof drained !== 'string') return { stop: drained }
+    const output = (await deciding).answer
+    if (output.action !== 'allow') return { stop: null }
+    return { release: ended.release + drained, output }
+  }
+
+  /** Evaluates and logs the whole text received: the stream's output evaluation, once (of the text received when first asked). */
+  private decide(): Promise<Decided> {
+    if (this.whole === null) {
+      const text = this.run.release.received
+      this.whole = (async () => {
+        const output = await this.run.evaluateOutput(text)
+        await this.run.log([this.run.inputDecided, output])
+        this.logged = true
+        return output
+      })()
+      // Awaited by whoever asked; a stream that stops first must not leave it unhandled.
+      this.whole.catch(() => undefined)
+    }
+    return this.whole
+  }
+
+  /**
+   * The end of a stream that failed (a detector's finding: `failed` null; a window's outcome):
+   * the override in place of the rest.
+   */
+  private async *stop(failed: EvaluationOutcome | null): AsyncGenerator<string> {
+    this.run.halt.abort()
+    await this.chunks.return(undefined)
+    const output = (await this.decide()).answer
+    // The rules stopped the stream; the whole-text evaluation agrees (the property test's claim
+    // for detectors; a scored window's verdict is the rule's for the stream, whatever the whole
+    // text scores).
+    let action: Action = output.action
+    let override = output.override_response
+    if (action === 'allow') {
+      action = failed === null ? 'block' : failed.action
+      override = failed === null ? null : failed.override_response
+    }
+    if (this.held) yield sseEvent(this.held)
+    yield sseEvent(overriddenChunk(this.envelope, override, this.outcome(action, output)))
+    yield SSE_DONE
+  }
+
+  private outcome(action: Action, output: Evaluation): WardenOutcome {
+    const input = this.run.inputDecided.answer
+    return {
+      action,
+      input_evaluation_id: input.id,
+      output_evaluation_id: output.id,
+      output_evaluation_ids: [output.id],
+    }
+  }
+}
