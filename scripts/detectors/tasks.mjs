@@ -57,27 +57,38 @@ function harassment(row) {
   }
 }
 
+/** Messages (prompts, replies) and documents (`reading: "document"`) are read by different heads. */
+const isDocument = (row) => row.reading === 'document'
+
 export const TASKS = {
   prompt_injection: {
-    features: { bits: 18, decode: true },
-    heads: [{ name: 'injection', label: (row) => row.label }],
+    features: { bits: 18, decode: true, quotes: true },
+    heads: [
+      // A message: is it an injection or a jailbreak?
+      { name: 'injection', label: (row) => (isDocument(row) ? null : row.label) },
+      // A document (context, a tool's result): does it address the assistant with instructions?
+      // Learned from documents with and without planted instructions, read in windows, and from
+      // the attacks sent as messages; a benign prompt says nothing about documents.
+      {
+        name: 'injection_document',
+        reading: 'document',
+        label: (row) => (isDocument(row) ? row.label : row.label === 1 ? 1 : null),
+      },
+    ],
     training: { epochs: 8, rate: 0.3, l2: 1e-6 },
-    calibrationFolds: 5,
-    // Calibrated for traffic where one text in five is an attack: 0.5 then flags about 3% of
-    // benign prompts on the development set, where the balanced prior flagged 9%.
-    negativeWeight: 4,
+    // Calibrated for traffic where one text in three is an attack (negatives weigh twice the
+    // positives).
+    negativeWeight: 2,
   },
   toxicity: {
-    features: { bits: 18, decode: false },
+    features: { bits: 18, decode: false, quotes: true },
     heads: [
       { name: 'toxic', label: (row) => row.label },
       { name: 'hate', label: hate },
       { name: 'harassment', label: harassment },
     ],
     training: { epochs: 8, rate: 0.3, l2: 1e-6 },
-    calibrationFolds: 5,
-    // Calibrated for traffic where two texts in five are toxic: 0.5 then flags about 4% of
-    // non-toxic texts on the development set, where the balanced prior flagged 9%.
+    // Calibrated for traffic where two texts in five are toxic.
     negativeWeight: 1.5,
   },
 }
