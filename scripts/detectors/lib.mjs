@@ -34,10 +34,12 @@ export function featurizeAll(rows, features) {
   return rows.map((row) => featurize(prepareText(row.text, features), accumulator))
 }
 
+const MAX_PLANT = 400
+
 /**
  * Where each planted document row's plant lies, when the row does not say (`planted`): the part
  * where it differs from its clean twin, the label-0 document row from the same origin (path and
- * row). Rows without a twin are left as they are.
+ * row), when that part is no longer than `MAX_PLANT` units. Other rows are left as they are.
  */
 export function locatePlants(rows) {
   const key = (row) => `${row.source}\u0000${row.origin?.path}\u0000${row.origin?.row}`
@@ -57,7 +59,9 @@ export function locatePlants(rows) {
       twin[twin.length - 1 - tail] === text[text.length - 1 - tail]
     )
       tail++
-    if (text.length - tail > start) row.planted = { start, end: text.length - tail }
+    // A difference longer than a planted instruction is not one: the twin is another text.
+    if (text.length - tail > start && text.length - tail - start <= MAX_PLANT)
+      row.planted = { start, end: text.length - tail }
   }
   return rows
 }
@@ -67,23 +71,22 @@ export function locatePlants(rows) {
  * vector and its span in the row's text. A row's `planted` span ({start, end}, offsets in its
  * text), when it has one, labels each window: 1 when the window holds most of the planted text
  * (or the plant holds most of the window), 0 when they do not overlap, and null (not trained on)
- * in between. A planted row without a `planted` span is one example, its whole text.
+ * in between. A planted row without a `planted` span is not trained on (every label null).
  */
 export function documentExamples(row, features, accumulator) {
   const prepared = prepareText(row.text, features)
   const { folded, tokens, quoted, source } = prepared
   const plant = row.planted ?? null
   const examples = []
-  // A planted row whose plant is not known is one example, read whole.
-  const windows =
-    row.label === 1 && plant === null ? [{ first: 0, last: tokens.length }] : documentWindows(tokens)
-  for (const w of windows) {
+  for (const w of documentWindows(tokens)) {
     accumulator.addRange(folded, tokens, w.first, w.last, quoted)
     const vector = accumulator.take()
     const start = tokens.length === 0 ? 0 : originalStart(source, tokens[w.first].start)
     const end = tokens.length === 0 ? row.text.length : originalEnd(source, tokens[w.last - 1].end - 1)
     let label = row.label
-    if (row.label === 1 && plant !== null) {
+    // A planted row whose plant is not known is scored, not trained on.
+    if (row.label === 1 && plant === null) label = null
+    else if (row.label === 1) {
       const overlap = Math.max(0, Math.min(end, plant.end) - Math.max(start, plant.start))
       const plantLength = Math.max(1, plant.end - plant.start)
       if (overlap === 0) label = 0

@@ -67,12 +67,16 @@ export const TASKS = {
       // A message: is it an injection or a jailbreak?
       { name: 'injection', label: (row) => (isDocument(row) ? null : row.label) },
       // A document (context, a tool's result): does it address the assistant with instructions?
-      // Learned from documents with and without planted instructions, read in windows, and from
-      // the attacks sent as messages; a benign prompt says nothing about documents.
+      // Learned from documents with and without planted instructions, read in windows (a planted
+      // document whose plant could not be located is left out), and from the attacks sent as
+      // messages; a benign prompt says nothing about documents.
+      // Most retrieved documents carry no instruction: its calibration assumes one in 26 does.
       {
         name: 'injection_document',
         reading: 'document',
-        label: (row) => (isDocument(row) ? row.label : row.label === 1 ? 1 : null),
+        negativeWeight: 25,
+        label: (row) =>
+          isDocument(row) ? (row.label === 1 && !row.planted ? null : row.label) : row.label === 1 ? 1 : null,
       },
     ],
     training: { epochs: 8, rate: 0.3, l2: 1e-6 },

@@ -152,7 +152,10 @@ function outOfFoldLogits(spec, rows, examples) {
   return logits
 }
 
-/** Platt scaling per head on row logits, negatives weighing `negativeWeight` times the positives. */
+/**
+ * Platt scaling per head on row logits, negatives weighing `negativeWeight` times the positives
+ * (or the head's own `negativeWeight`).
+ */
 function calibrate(spec, rows, logits, negativeWeight) {
   return spec.heads.map((head, h) => {
     const z = []
@@ -166,7 +169,8 @@ function calibrate(spec, rows, logits, negativeWeight) {
         picked.push({ ...row, label })
       }
     })
-    const weights = balancedWeights(picked).map((w, i) => w * (y[i] === 0 ? negativeWeight : 1))
+    const prior = head.negativeWeight ?? negativeWeight
+    const weights = balancedWeights(picked).map((w, i) => w * (y[i] === 0 ? prior : 1))
     return fitPlatt(z, y, weights)
   })
 }
