@@ -5,12 +5,14 @@
 // `reading: "document"` as a `context` document, the others as a user message.
 //
 //   npm run bench:quality -- --data DIR [--data DIR2 ...] [--threshold 0.5] [--task NAME]
+//                            [--split SOURCE ...]
 //
-// Each DIR holds <task>.jsonl files of labelled texts (the development set's format); each DIR
+// --split SOURCE reports that source's rows per `category` too (HateCheck's functional tests,
+// for example, whose categories tell counter-speech, negation and identity mentions apart).
+//
+// Each DIR holds <task>.jsonl and <task>.<name>.jsonl files of labelled texts (the development set's format); each DIR
 // gets its own table and pooled row. Sources with one label only report recall (attacks) or the
 // share flagged (benign); AUC needs both.
-import { existsSync } from 'node:fs'
-import { join } from 'node:path'
 import { shippedClassifier } from '../dist/models/shipped.js'
 import { injectionScorer, toxicityScorer } from '../dist/rules/detectors/classifier/scorers.js'
 import { METRICS_HEADER, metrics, metricsRow, readLabelled } from '../scripts/detectors/lib.mjs'
@@ -19,10 +21,12 @@ const argv = process.argv.slice(2)
 const dirs = []
 let threshold = 0.5
 let only = null
+const split = new Set()
 for (let i = 0; i < argv.length; i++) {
   if (argv[i] === '--data') dirs.push(argv[++i])
   else if (argv[i] === '--threshold') threshold = Number(argv[++i])
   else if (argv[i] === '--task') only = argv[++i]
+  else if (argv[i] === '--split') split.add(argv[++i])
 }
 if (dirs.length === 0 || !(threshold >= 0 && threshold <= 1)) {
   console.error(
@@ -39,9 +43,9 @@ const tasks = only !== null ? [only] : Object.keys(scorers)
 for (const dir of dirs) {
   console.log(`\nShipped models on ${dir}, threshold ${threshold}\n\n${METRICS_HEADER}`)
   for (const task of tasks) {
-    if (!existsSync(join(dir, `${task}.jsonl`))) continue
-    const score = scorers[task]()
     const rows = readLabelled(dir, task)
+    if (rows.length === 0) continue
+    const score = scorers[task]()
     const bySource = new Map()
     const all = [[], []]
     for (const row of rows) {
@@ -50,10 +54,13 @@ for (const dir of dirs) {
         ? { source: 'context', index: 0, role: 'context', text: row.text }
         : { source: 'messages', index: 0, role: 'user', text: row.text }
       const { score: s } = score(target, threshold)
-      const group = bySource.get(row.source) ?? [[], []]
-      group[0].push(s)
-      group[1].push(row.label)
-      bySource.set(row.source, group)
+      const keys = split.has(row.source) ? [row.source, `${row.source} / ${row.category}`] : [row.source]
+      for (const key of keys) {
+        const group = bySource.get(key) ?? [[], []]
+        group[0].push(s)
+        group[1].push(row.label)
+        bySource.set(key, group)
+      }
       all[0].push(s)
       all[1].push(row.label)
     }
