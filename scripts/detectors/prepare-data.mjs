@@ -27,6 +27,8 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { inflateRawSync } from 'node:zlib'
+import { benignTriggerPrompts } from './benign-templates.mjs'
+import { markdownProse, mineUnits, sentences } from './mine.mjs'
 import { random } from './random.mjs'
 
 const CAP = 20_000
@@ -116,6 +118,12 @@ const REPOS = {
     commit: '53af270c69316ed82cb71ba7b19d11b55bda3151',
     license: 'MIT',
   },
+  promptGuide: {
+    repo: 'dair-ai/Prompt-Engineering-Guide',
+    commit: '3d96678f28793e6f23ac6c0127799489f2c9022b',
+    license: 'MIT',
+  },
+  warden: { repo: 'warden', commit: null, license: 'project' },
   toxigen: {
     repo: 'microsoft/TOXIGEN',
     commit: '01517e814639e0334c920a3c502036c8158aac87',
@@ -274,6 +282,61 @@ const SOURCES = [
     paths: ['tests/input_scanners/test_prompt_injection.py'],
     labels: 'test prompts: expected_valid False -> 1 "injection", True -> 0 "benign"',
     read: readLlmGuardTests,
+  },
+  {
+    task: 'prompt_injection',
+    source: 'templates-benign',
+    ...REPOS.warden,
+    paths: ['scripts/detectors/benign-templates.mjs'],
+    labels:
+      'constructed benign prompts with trigger words (step-by-step instructions, output formats, "from now on" ' +
+      'language requests, legitimate roles, URLs, questions about prompt injection) -> 0, category = form',
+    read: () =>
+      benignTriggerPrompts(SEED).map((r) => ({
+        label: 0,
+        category: r.category,
+        text: r.text,
+        lang: guessLang(r.text),
+        path: 'scripts/detectors/benign-templates.mjs',
+        row: r.row,
+        constructed: true,
+        note: 'benign trigger-word prompt',
+      })),
+  },
+  {
+    task: 'prompt_injection',
+    source: 'mined-self-instruct',
+    ...REPOS.selfInstruct,
+    paths: [
+      'human_eval/predictions/*_predictions.jsonl (`prompt`, `response` sentences)',
+      'data/finetuning/t0_train_50k/data_per_template/*.jsonl (`prompt`)',
+    ],
+    labels:
+      'prompts and response sentences containing a mined trigger (triggers.json) -> 0, category = trigger',
+    needs: 'triggers',
+    read: readMinedSelfInstruct,
+  },
+  {
+    task: 'prompt_injection',
+    source: 'mined-natural-instructions-v1',
+    ...REPOS.natinst,
+    paths: ['predictions/gpt3_outputs/*.json (`predictions[].input`, whole and by sentence)'],
+    labels: 'task prompts and their sentences containing a mined trigger -> 0, category = trigger',
+    needs: 'triggers',
+    read: readMinedNaturalInstructions,
+  },
+  {
+    task: 'prompt_injection',
+    source: 'mined-prompt-guide',
+    ...REPOS.promptGuide,
+    paths: [
+      'pages/**/*.en.mdx except pages/**/adversarial-prompting/** and pages/risks/** (prose sentences)',
+    ],
+    labels:
+      'documentation sentences containing a mined trigger -> 0, category = trigger (code, tables and attack-like ' +
+      'sentences skipped)',
+    needs: 'triggers',
+    read: readMinedPromptGuide,
   },
   // ---- toxicity --------------------------------------------------------------------------------------
   {
@@ -1141,6 +1204,64 @@ const ENCODERS = {
 }
 
 // ---------------------------------------------------------------------------------------------------
+// Mined hard negatives (mine.mjs): units containing the mined trigger words of triggers.json
+// ---------------------------------------------------------------------------------------------------
+
+let minedTriggers = null
+
+function triggers() {
+  if (!minedTriggers) throw new Error('mined sources need --triggers FILE (written by triggers.mjs)')
+  return minedTriggers
+}
+
+function readMinedSelfInstruct(src) {
+  const units = []
+  const dir = 'human_eval/predictions/'
+  for (const path of gitList(src, dir).filter((p) => p.endsWith('.jsonl'))) {
+    for (const [i, line] of gitText(src, path).split('\n').entries()) {
+      if (!line.trim()) continue
+      const r = JSON.parse(line)
+      units.push({ text: r.prompt?.replace(/\nOutput:\s*$/, '').trim(), path, row: i, kind: 'prompt' })
+      for (const s of sentences(String(r.response ?? '')))
+        units.push({ text: s, path, row: i, kind: 'sentence' })
+    }
+  }
+  const t0 = 'data/finetuning/t0_train_50k/data_per_template/'
+  const paths = gitList(src, t0).filter((p) => p.endsWith('.jsonl'))
+  for (const [n, blob] of gitBlobs(src, paths).entries()) {
+    for (const [i, line] of blob.toString('utf8').split('\n').entries()) {
+      if (line.trim()) units.push({ text: JSON.parse(line).prompt, path: paths[n], row: i, kind: 'prompt' })
+    }
+  }
+  return mineUnits(units, triggers(), 'mined-self-instruct')
+}
+
+function readMinedNaturalInstructions(src) {
+  const units = []
+  for (const path of gitList(src, 'predictions/gpt3_outputs/').filter((p) => p.endsWith('.json'))) {
+    for (const [i, p] of JSON.parse(gitText(src, path)).predictions.entries()) {
+      units.push({ text: p.input, path, row: i, kind: 'prompt' })
+      for (const s of sentences(p.input)) units.push({ text: s, path, row: i, kind: 'sentence' })
+    }
+  }
+  return mineUnits(units, triggers(), 'mined-natural-instructions-v1')
+}
+
+function readMinedPromptGuide(src) {
+  const units = []
+  const paths = gitList(src, 'pages/').filter(
+    (p) => p.endsWith('.en.mdx') && !/adversarial|\/risks\/|jailbreak|injection/.test(p),
+  )
+  for (const [n, blob] of gitBlobs(src, paths).entries()) {
+    for (const [i, s] of sentences(markdownProse(blob.toString('utf8'))).entries()) {
+      if (/[<>{}]|="|https?:\/\//.test(s)) continue // markup left over from MDX components
+      units.push({ text: s, path: paths[n], row: i, kind: 'sentence' })
+    }
+  }
+  return mineUnits(units, triggers(), 'mined-prompt-guide')
+}
+
+// ---------------------------------------------------------------------------------------------------
 // Git access
 // ---------------------------------------------------------------------------------------------------
 
@@ -1615,6 +1736,10 @@ function buildTask(task, devDir) {
   const collected = []
   const stats = new Map()
   for (const src of SOURCES.filter((s) => s.task === task)) {
+    if (src.needs === 'triggers' && !minedTriggers) {
+      process.stderr.write(`skipped ${src.source}: no --triggers file\n`)
+      continue
+    }
     const rows = src.read(src)
     const st = { read: rows.length, short: 0, dev: 0, conflict: 0, duplicate: 0, capped: 0, kept: [0, 0] }
     stats.set(src.source, st)
@@ -1675,6 +1800,7 @@ function buildTask(task, devDir) {
         text: r.text.trim(),
       }
       if (r.lang) record.lang = r.lang
+      if (r.reading) record.reading = r.reading
       record.origin = {
         repo: r.src.repo,
         commit: r.src.commit,
@@ -1682,10 +1808,8 @@ function buildTask(task, devDir) {
         row: r.row,
         license: r.src.license,
       }
-      if (r.constructed) {
-        record.constructed = true
-        record.note = r.note
-      }
+      if (r.constructed) record.constructed = true
+      if (r.note) record.note = r.note
       out.push(record)
     }
   }
@@ -1693,7 +1817,12 @@ function buildTask(task, devDir) {
 }
 
 function parseArgs(argv) {
-  const args = { mirrors: '/work/.mirror', out: '/work/data/detectors', dev: '../shared/datasets/detectors' }
+  const args = {
+    mirrors: '/work/.mirror',
+    out: '/work/data/detectors',
+    dev: '../shared/datasets/detectors',
+    triggers: '',
+  }
   for (let i = 0; i < argv.length; i++) {
     const key = argv[i].replace(/^--/, '')
     if (!(key in args)) throw new Error(`unknown option ${argv[i]}`)
@@ -1710,6 +1839,8 @@ function main() {
   }
   const outDir = resolve(args.out)
   mkdirSync(outDir, { recursive: true })
+  if (args.triggers)
+    minedTriggers = JSON.parse(readFileSync(resolve(args.triggers), 'utf8')).mined.map((t) => t.phrase)
   const summary = {}
   for (const task of ['prompt_injection', 'toxicity']) {
     const { out, stats } = buildTask(task, resolve(args.dev))
