@@ -41,7 +41,10 @@ const escapeRegExp = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 /** A matcher for a list of trigger phrases: returns the first phrase found in a text, or null. */
 export function triggerMatcher(phrases) {
   const sorted = [...phrases].sort((a, b) => b.length - a.length)
-  const re = new RegExp(`(?<![\\p{L}\\p{N}])(?:${sorted.map(escapeRegExp).join('|')})(?![\\p{L}\\p{N}])`, 'iu')
+  const re = new RegExp(
+    `(?<![\\p{L}\\p{N}])(?:${sorted.map(escapeRegExp).join('|')})(?![\\p{L}\\p{N}])`,
+    'iu',
+  )
   return (text) => {
     const m = re.exec(text)
     return m ? m[0].toLowerCase() : null
