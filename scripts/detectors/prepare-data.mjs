@@ -28,6 +28,7 @@ import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'no
 import { join, resolve } from 'node:path'
 import { inflateRawSync } from 'node:zlib'
 import { benignTriggerPrompts } from './benign-templates.mjs'
+import { buildDocuments } from './documents.mjs'
 import { markdownProse, mineUnits, sentences } from './mine.mjs'
 import { random } from './random.mjs'
 
@@ -124,6 +125,11 @@ const REPOS = {
     license: 'MIT',
   },
   warden: { repo: 'warden', commit: null, license: 'project' },
+  promptsource: {
+    repo: 'bigscience-workshop/promptsource',
+    commit: '7dab96a3eeb3717cea633705135ebc488885d709',
+    license: 'Apache-2.0',
+  },
   toxigen: {
     repo: 'microsoft/TOXIGEN',
     commit: '01517e814639e0334c920a3c502036c8158aac87',
@@ -338,6 +344,27 @@ const SOURCES = [
     needs: 'triggers',
     read: readMinedPromptGuide,
   },
+  ...[
+    ['doc-passage', 'xquad paragraphs, 1-3 consecutive under the article title (REPOS.xquad)'],
+    ['doc-email', 'e-mails around the first sentences of an English xquad paragraph'],
+    ['doc-table', 'markdown and CSV tables with seeded values (constructed)'],
+    ['doc-code', 'Python source of promptsource, self-instruct and natural-instructions-v1, 12-40 lines'],
+    ['doc-product', 'product pages with reviews (constructed)'],
+    ['doc-howto', 'recipes and how-tos (constructed), self-instruct model answers with numbered steps'],
+  ].map(([source, from]) => ({
+    task: 'prompt_injection',
+    source,
+    ...REPOS.xquad,
+    paths: [from],
+    labels:
+      source === 'doc-howto'
+        ? 'documents with instructions meant for their human reader -> 0 (reading: document)'
+        : 'each document clean -> 0 and with an instruction to the AI planted at a random position -> 1 ' +
+          '(public attack strings from deepset-train, PromptInject, llm-guard tests, vigil; constructed ' +
+          'instructions in 8 languages); about 30% also with an instruction for the human reader -> 0 ' +
+          '(reading: document)',
+    read: (src) => documentRows().filter((r) => r.source === src.source),
+  })),
   // ---- toxicity --------------------------------------------------------------------------------------
   {
     task: 'toxicity',
@@ -1262,6 +1289,76 @@ function readMinedPromptGuide(src) {
 }
 
 // ---------------------------------------------------------------------------------------------------
+// Documents (documents.mjs) for the `context` target
+// ---------------------------------------------------------------------------------------------------
+
+let devTexts = new Set()
+let docsCache = null
+
+function documentRows() {
+  if (docsCache) return docsCache
+  const xquad = { ...REPOS.xquad }
+  const passages = []
+  for (const lang of XQUAD_LANGS) {
+    const path = `xquad.${lang}.json`
+    for (const [a, article] of JSON.parse(gitText(xquad, path)).data.entries()) {
+      const paras = article.paragraphs.map((p) => p.context)
+      const rand = random(SEED ^ hashString(`doc/${lang}/${a}`))
+      for (let i = 0; i < paras.length; ) {
+        const n = 1 + Math.floor(rand() * 3)
+        passages.push({
+          title: article.title.replaceAll('_', ' '),
+          paragraphs: paras.slice(i, i + n),
+          lang,
+          path,
+          row: `${a}:${i}`,
+        })
+        i += n
+      }
+    }
+  }
+  const code = []
+  for (const repo of [REPOS.promptsource, REPOS.selfInstruct, REPOS.natinst]) {
+    const paths = gitList(repo, '.').filter((p) => p.endsWith('.py'))
+    for (const [n, blob] of gitBlobs(repo, paths).entries()) {
+      const lines = blob.toString('utf8').split('\n')
+      const rand = random(SEED ^ hashString(`code/${paths[n]}`))
+      for (let i = 0; i < lines.length; ) {
+        const len = 12 + Math.floor(rand() * 29)
+        const chunk = lines.slice(i, i + len)
+        if (chunk.filter((l) => l.trim()).length >= 8 && chunk.every((l) => l.length < 200))
+          code.push({ lines: chunk, path: paths[n], row: i, ...repo })
+        i += len
+      }
+    }
+  }
+  const ok = (r) => r.text.length <= 400 && !devTexts.has(normalize(r.text))
+  const attacks = [
+    ...readDeepset(SOURCES.find((s) => s.source === 'deepset-train')).filter((r) => r.label === 1),
+    ...readGiskard(
+      SOURCES.find((s) => s.source === 'promptinject'),
+      'Hijacking attacks',
+    ),
+    ...readLlmGuardTests(SOURCES.find((s) => s.source === 'llm-guard-tests')).filter((r) => r.label === 1),
+    ...seededShuffle(readVigilBypass(SOURCES.find((s) => s.source === 'vigil-bypass')), 'doc/vigil').slice(
+      0,
+      300,
+    ),
+  ].filter(ok)
+  const responses = []
+  const selfInstruct = { ...REPOS.selfInstruct }
+  const path = 'human_eval/predictions/text-davinci-003_predictions.jsonl'
+  for (const [i, line] of gitText(selfInstruct, path).split('\n').entries()) {
+    if (!line.trim()) continue
+    const text = String(JSON.parse(line).response ?? '').trim()
+    if (/^\s*(?:1\.|Step 1)/m.test(text) && /^\s*(?:2\.|Step 2)/m.test(text) && text.length < 2500)
+      responses.push({ text, path, row: i, ...selfInstruct })
+  }
+  docsCache = buildDocuments({ passages, code, attacks, responses, seed: SEED })
+  return docsCache
+}
+
+// ---------------------------------------------------------------------------------------------------
 // Git access
 // ---------------------------------------------------------------------------------------------------
 
@@ -1733,6 +1830,7 @@ function loadDevTexts(devDir, task) {
 
 function buildTask(task, devDir) {
   const dev = loadDevTexts(devDir, task)
+  devTexts = dev
   const collected = []
   const stats = new Map()
   for (const src of SOURCES.filter((s) => s.task === task)) {
@@ -1802,11 +1900,11 @@ function buildTask(task, devDir) {
       if (r.lang) record.lang = r.lang
       if (r.reading) record.reading = r.reading
       record.origin = {
-        repo: r.src.repo,
-        commit: r.src.commit,
+        repo: r.repo ?? r.src.repo,
+        commit: r.commit === undefined ? r.src.commit : r.commit,
         path: r.path,
         row: r.row,
-        license: r.src.license,
+        license: r.license ?? r.src.license,
       }
       if (r.constructed) record.constructed = true
       if (r.note) record.note = r.note
