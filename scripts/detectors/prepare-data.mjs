@@ -28,6 +28,7 @@ import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'no
 import { join, resolve } from 'node:path'
 import { inflateRawSync } from 'node:zlib'
 import { benignTriggerPrompts } from './benign-templates.mjs'
+import { buildCounterSpeech } from './counter-speech.mjs'
 import { buildDocuments } from './documents.mjs'
 import { markdownProse, mineUnits, sentences } from './mine.mjs'
 import { random } from './random.mjs'
@@ -416,6 +417,39 @@ const SOURCES = [
       '(prompt lines are split into their "- " statements)',
     read: readToxigen,
   },
+  ...[
+    [
+      'counter-quote',
+      '0: hate quoted or reported to condemn it (ToxiGen hate statements, constructed claims)',
+    ],
+    ['counter-negation', '0: negated hate; 1 "hate": the same claim asserted'],
+    ['counter-identity', '0: neutral and positive identity mentions'],
+    ['counter-homonym', '0: slur homonyms used in their other sense'],
+    ['counter-reclaimed', '0: in-group reclaimed uses'],
+    ['counter-profanity', '0: friendly profanity aimed at no one (profanity is the lexicon category)'],
+    ['counter-friendly', '0: everyday second-person sentences'],
+    ['counter-threat', '1 "threat": threats without a swear word or slur'],
+    ['counter-dehumanising', '1 "hate": dehumanising comparisons without a swear word'],
+  ].map(([source, labels]) => ({
+    task: 'toxicity',
+    source,
+    ...REPOS.warden,
+    paths: ['scripts/detectors/counter-speech.mjs'],
+    labels: `constructed, ${labels}`,
+    read: (src) =>
+      counterRows()
+        .filter((r) => r.source === src.source)
+        .map(({ source, quoted, ...r }) => ({
+          ...r,
+          lang: 'en',
+          path: 'scripts/detectors/counter-speech.mjs',
+          ...(quoted ?? {}),
+          constructed: true,
+          ...(quoted
+            ? { note: `quotes ${quoted.repo} ${quoted.path} row ${quoted.row} inside a condemnation` }
+            : {}),
+        })),
+  })),
 ]
 
 // ---------------------------------------------------------------------------------------------------
@@ -1356,6 +1390,33 @@ function documentRows() {
   }
   docsCache = buildDocuments({ passages, code, attacks, responses, seed: SEED })
   return docsCache
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Constructed toxicity rows (counter-speech.mjs)
+// ---------------------------------------------------------------------------------------------------
+
+let counterCache = null
+
+function counterRows() {
+  if (counterCache) return counterCache
+  const toxigen = SOURCES.find((s) => s.source === 'toxigen')
+  const hate = readToxigen(toxigen).filter((r) => r.label === 1 && !devTexts.has(normalize(r.text)))
+  const unique = [...new Map(hate.map((r) => [normalize(r.text), r])).values()]
+  const hateStatements = seededShuffle(unique, 'counter/toxigen')
+    .slice(0, 1500)
+    .map((r) => ({
+      text: r.text,
+      origin: {
+        repo: toxigen.repo,
+        commit: toxigen.commit,
+        license: toxigen.license,
+        path: r.path,
+        row: r.row,
+      },
+    }))
+  counterCache = buildCounterSpeech({ hateStatements, seed: SEED })
+  return counterCache
 }
 
 // ---------------------------------------------------------------------------------------------------
