@@ -60,7 +60,7 @@ export function sentences(text) {
 }
 
 /**
- * Picks units that contain a trigger: `units` are {text, path, row, kind}; returns rows in the
+ * Picks units that contain a trigger: `units` are {text, path, row, kind, src?}; returns rows in the
  * shape prepare-data's readers return (label 0, category `trigger:<phrase>`).
  */
 export function mineUnits(units, phrases, key) {
@@ -86,6 +86,7 @@ export function mineUnits(units, phrases, key) {
         path: u.path,
         row: u.row,
         note: `mined for the trigger "${t}"`,
+        ...(u.src ? { src: u.src } : {}),
       })
     }
   }

@@ -31,6 +31,7 @@ import { buildAttacks } from './attacks.mjs'
 import { benignTriggerPrompts } from './benign-templates.mjs'
 import { buildCounterSpeech } from './counter-speech.mjs'
 import { buildDocuments } from './documents.mjs'
+import { measureSets } from './measure.mjs'
 import { markdownProse, mineUnits, sentences } from './mine.mjs'
 import { random } from './random.mjs'
 
@@ -1367,6 +1368,8 @@ function readMinedPromptGuide(src) {
 // ---------------------------------------------------------------------------------------------------
 
 let devTexts = new Set()
+// Texts of the held-out measure sets: never in the training data.
+const measureTexts = new Set()
 let docsCache = null
 
 function documentRows() {
@@ -2124,7 +2127,16 @@ function buildTask(task, devDir) {
       continue
     }
     const rows = src.read(src)
-    const st = { read: rows.length, short: 0, dev: 0, conflict: 0, duplicate: 0, capped: 0, kept: [0, 0] }
+    const st = {
+      read: rows.length,
+      short: 0,
+      dev: 0,
+      measure: 0,
+      conflict: 0,
+      duplicate: 0,
+      capped: 0,
+      kept: [0, 0],
+    }
     stats.set(src.source, st)
     for (const r of rows) {
       if (typeof r.text !== 'string' || r.text.trim().length < MIN_CHARS) {
@@ -2134,6 +2146,10 @@ function buildTask(task, devDir) {
       const key = normalize(r.text)
       if (dev.has(key)) {
         st.dev++
+        continue
+      }
+      if (measureTexts.has(key)) {
+        st.measure++
         continue
       }
       collected.push({ src, key, ...r })
@@ -2199,6 +2215,60 @@ function buildTask(task, devDir) {
   return { out, stats }
 }
 
+// Writes the held-out measure sets to <out>/measure/ and remembers their texts, so that no
+// training row repeats one.
+function writeMeasureSets(outDir) {
+  const file = args.triggers ? resolve(args.triggers) : ''
+  const triggers = file ? JSON.parse(readFileSync(file, 'utf8')) : { mined: [], heldOut: [] }
+  const phrases = {
+    mined: triggers.mined.map((t) => t.phrase),
+    heldOut: triggers.heldOut.map((t) => t.phrase),
+  }
+  const helpers = { gitText, gitBlob, gitList, readParquet, parseCsvObjects, guessLang }
+  const { sets, missing } = measureSets(helpers, phrases, SEED)
+  const dir = join(outDir, 'measure')
+  mkdirSync(dir, { recursive: true })
+  const summary = { sets: {}, missing }
+  for (const [name, { task, rows }] of Object.entries(sets)) {
+    if (name.includes('triggers') && !file) continue
+    const prefix = task === 'prompt_injection' ? 'pi' : 'tox'
+    const seen = new Set()
+    const out = []
+    for (const r of rows) {
+      if (typeof r.text !== 'string' || r.text.trim().length < MIN_CHARS) continue
+      const key = normalize(r.text)
+      if (seen.has(key)) continue
+      seen.add(key)
+      measureTexts.add(key)
+      const record = {
+        id: `${prefix}-measure-${name}-${String(out.length + 1).padStart(5, '0')}`,
+        task,
+        source: name,
+        label: r.label,
+        category: r.category,
+        text: r.text.trim(),
+      }
+      if (r.lang) record.lang = r.lang
+      if (r.reading) record.reading = r.reading
+      record.origin = {
+        repo: r.src.repo,
+        commit: r.src.commit,
+        path: r.path,
+        row: r.row,
+        license: r.src.license,
+      }
+      if (r.note) record.note = r.note
+      out.push(record)
+    }
+    writeFileSync(join(dir, `${task}.${name}.jsonl`), `${out.map((r) => JSON.stringify(r)).join('\n')}\n`)
+    const pos = out.filter((r) => r.label === 1).length
+    summary.sets[name] = { task, rows: out.length, positives: pos, negatives: out.length - pos }
+    process.stdout.write(`measure ${task}.${name}: ${out.length} rows (+${pos} / -${out.length - pos})\n`)
+  }
+  for (const m of missing) process.stdout.write(`measure: not built: ${m}\n`)
+  return summary
+}
+
 function parseArgs(argv) {
   const args = {
     mirrors: '/work/.mirror',
@@ -2214,8 +2284,10 @@ function parseArgs(argv) {
   return args
 }
 
+let args = {}
+
 function main() {
-  const args = parseArgs(process.argv.slice(2))
+  args = parseArgs(process.argv.slice(2))
   mirrorsRoot = resolve(args.mirrors)
   if (!existsSync(mirrorsRoot) || !statSync(mirrorsRoot).isDirectory()) {
     throw new Error(`mirrors folder not found: ${mirrorsRoot}`)
@@ -2225,6 +2297,7 @@ function main() {
   if (args.triggers)
     minedTriggers = JSON.parse(readFileSync(resolve(args.triggers), 'utf8')).mined.map((t) => t.phrase)
   const summary = {}
+  const measured = writeMeasureSets(outDir)
   for (const task of ['prompt_injection', 'toxicity']) {
     const { out, stats } = buildTask(task, resolve(args.dev))
     writeFileSync(join(outDir, `${task}.jsonl`), `${out.map((r) => JSON.stringify(r)).join('\n')}\n`)
@@ -2234,13 +2307,16 @@ function main() {
     process.stdout.write(`${task}: ${out.length} rows (+${totals[1]} / -${totals[0]})\n`)
     for (const [source, st] of stats) {
       process.stdout.write(
-        `  ${source.padEnd(24)} +${st.kept[1]} -${st.kept[0]}  (read ${st.read}, short ${st.short}, dev ${st.dev}, ` +
+        `  ${source.padEnd(24)} +${st.kept[1]} -${st.kept[0]}  (read ${st.read}, short ${st.short}, dev ${st.dev}, measure ${st.measure}, ` +
           `conflict ${st.conflict}, dup ${st.duplicate}, capped ${st.capped})\n`,
       )
     }
   }
   const sources = SOURCES.map(({ read, ...s }) => s)
-  writeFileSync(join(outDir, 'manifest.json'), `${JSON.stringify({ sources, summary }, null, 2)}\n`)
+  writeFileSync(
+    join(outDir, 'manifest.json'),
+    `${JSON.stringify({ sources, summary, measure: measured }, null, 2)}\n`,
+  )
 }
 
 main()
