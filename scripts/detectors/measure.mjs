@@ -61,6 +61,26 @@ export const MEASURE_REPOS = {
   },
 }
 
+const TRIGGER_CORPORA = {
+  repo: 'openai/grade-school-math + brexhq/prompt-engineering + lm-sys/FastChat',
+  commit: 'see each row',
+  license: 'MIT / MIT / Apache-2.0',
+}
+
+/** The repository each measure set is read from (the trigger sets: several, named in each row). */
+export const MEASURE_ORIGIN = {
+  'deepset-test': MEASURE_REPOS.deepset,
+  notinject: MEASURE_REPOS.injecguard,
+  bipia: MEASURE_REPOS.bipia,
+  'bipia-alone': MEASURE_REPOS.bipia,
+  'kept-out-benign': MEASURE_REPOS.fastchat,
+  'held-out-triggers': TRIGGER_CORPORA,
+  'mined-triggers-control': TRIGGER_CORPORA,
+  hatecheck: MEASURE_REPOS.hatecheck,
+  'conversationai-madlibs': MEASURE_REPOS.conversationai,
+  'conversationai-wiki-fuzzed': MEASURE_REPOS.conversationai,
+}
+
 /**
  * `h`: {gitText, gitList, readParquet, parseCsvObjects, guessLang}; `triggers`: {mined, heldOut}
  * phrase lists. Returns {name: {task, rows}} with rows in prepare-data's reader shape plus
@@ -245,18 +265,16 @@ export function measureSets(h, triggers, seed) {
   {
     const src = R.conversationai
     const madlibs = 'archive/unintended_ml_bias/eval_datasets/bias_madlibs_77k.csv'
-    const all = h
-      .parseCsvObjects(h.gitText(src, madlibs))
-      .map((r, i) =>
-        row(src, {
-          label: r.Label === 'BAD' ? 1 : 0,
-          category: r.Template,
-          text: r.Text,
-          lang: 'en',
-          path: madlibs,
-          row: i,
-        }),
-      )
+    const all = h.parseCsvObjects(h.gitText(src, madlibs)).map((r, i) =>
+      row(src, {
+        label: r.Label === 'BAD' ? 1 : 0,
+        category: r.Template,
+        text: r.Text,
+        lang: 'en',
+        path: madlibs,
+        row: i,
+      }),
+    )
     const bad = seededShuffle(
       all.filter((r) => r.label === 1),
       'madlibs/1',

@@ -31,7 +31,7 @@ import { buildAttacks } from './attacks.mjs'
 import { benignTriggerPrompts } from './benign-templates.mjs'
 import { buildCounterSpeech } from './counter-speech.mjs'
 import { buildDocuments } from './documents.mjs'
-import { measureSets } from './measure.mjs'
+import { MEASURE_ORIGIN, measureSets } from './measure.mjs'
 import { markdownProse, mineUnits, sentences } from './mine.mjs'
 import { random } from './random.mjs'
 
@@ -2269,6 +2269,56 @@ function writeMeasureSets(outDir) {
   return summary
 }
 
+// SOURCES.md: per source, its rows, where it comes from and under which licence.
+function sourcesMarkdown(sources, summary, measured) {
+  const cell = (v) =>
+    String(v ?? '')
+      .replaceAll('|', '\\|')
+      .replaceAll('\n', ' ')
+  const lines = [
+    '# Sources of the detector training data',
+    '',
+    'Written by `scripts/detectors/prepare-data.mjs`. Rows are counted after the development set,',
+    'the measure sets, conflicting labels and duplicates are removed and the cap is applied.',
+    '`warden@—` rows are built by the scripts in `scripts/detectors/` (constructed).',
+    '',
+  ]
+  for (const task of ['prompt_injection', 'toxicity']) {
+    lines.push(
+      `## ${task}`,
+      '',
+      '| source | + | − | repo@commit | paths | licence | labels |',
+      '|---|---:|---:|---|---|---|---|',
+    )
+    for (const src of sources.filter((x) => x.task === task)) {
+      const st = summary[task]?.[src.source]
+      const kept = st ? st.kept : ['skipped', 'skipped']
+      lines.push(
+        `| ${src.source} | ${kept[1]} | ${kept[0]} | ${src.repo}@${src.commit ? src.commit.slice(0, 12) : '—'} | ${cell(src.paths.join('; '))} | ${cell(src.license)} | ${cell(src.labels)} |`,
+      )
+    }
+    lines.push('')
+  }
+  lines.push(
+    '## Measure sets (held out: never trained or tuned on)',
+    '',
+    'In `measure/`, one file per set: `<task>.<set>.jsonl`. No training row repeats a measure text.',
+    '',
+    '| set | task | rows | + | − | repo@commit | licence |',
+    '|---|---|---:|---:|---:|---|---|',
+  )
+  for (const [name, m] of Object.entries(measured.sets)) {
+    const r = MEASURE_ORIGIN[name]
+    const at = r ? `${r.repo}@${r.commit.slice(0, 12)}` : ''
+    lines.push(
+      `| ${name} | ${m.task} | ${m.rows} | ${m.positives} | ${m.negatives} | ${at} | ${cell(r?.license)} |`,
+    )
+  }
+  for (const m of measured.missing) lines.push('', `Not built: ${m}`)
+  lines.push('')
+  return lines.join('\n')
+}
+
 function parseArgs(argv) {
   const args = {
     mirrors: '/work/.mirror',
@@ -2317,6 +2367,7 @@ function main() {
     join(outDir, 'manifest.json'),
     `${JSON.stringify({ sources, summary, measure: measured }, null, 2)}\n`,
   )
+  writeFileSync(join(outDir, 'SOURCES.md'), sourcesMarkdown(sources, summary, measured))
 }
 
 main()
