@@ -12,7 +12,8 @@
 // (no phrase contained in a stronger one is kept, no phrase of stop words alone) are split by a
 // seeded hash of the phrase: --held-out of them are never mined, so that a measure on them shows
 // whether the fix generalises to trigger words nobody mined for. Words the benign templates use on
-// purpose (--always-mine) are never held out.
+// purpose (--always-mine) are never held out, and --extra phrases (seen over-flagged) are added
+// to the mined list whatever their rank.
 //
 // Runs on the compiled code in dist/ (`npm run build`).
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -63,6 +64,11 @@ function main() {
     // Words the benign templates use on purpose: never held out, since templates teach them anyway.
     'always-mine':
       'instructions,instruction,write,steps,step,remember,please,ignore,respond,answer,json,previous',
+    // Phrases the shipped models were seen to over-flag in benign prompts (issue reports and the
+    // benign templates): mined whatever their rank.
+    extra:
+      'instructions on how to,step-by-step,step by step,please write,from now on,give me,respond only,' +
+      'act as,pretend,you are,your answers,system,password,prompt,forget,disregard,override,rules,secret',
   })
   if (!args.data || !args.out) throw new Error('usage: triggers.mjs --data FILE.jsonl --out FILE.json')
   const model = parseModel(readFileSync(args.model))
@@ -125,12 +131,23 @@ function main() {
       continue
     top.push({ ...s, phrase, ...(phrase !== s.phrase ? { from: s.phrase } : {}) })
   }
+  for (const phrase of args.extra.split(',').filter(Boolean)) {
+    if (top.some((t) => t.phrase === phrase)) continue
+    const s = scored.find((x) => x.phrase === phrase)
+    top.push({
+      phrase,
+      weight: s?.weight ?? 0,
+      benignRows: s?.benignRows ?? 0,
+      attackRows: s?.attackRows ?? 0,
+      extra: true,
+    })
+  }
   const share = Number(args['held-out'])
   const heldOut = []
   const mined = []
   const alwaysMined = new Set(args['always-mine'].split(',').filter(Boolean))
   for (const t of top) {
-    const out = !alwaysMined.has(t.phrase) && (fnv(`held-out/${t.phrase}`) % 1000) / 1000 < share
+    const out = !t.extra && !alwaysMined.has(t.phrase) && (fnv(`held-out/${t.phrase}`) % 1000) / 1000 < share
     ;(out ? heldOut : mined).push(t)
   }
   const round = (t) => ({ ...t, weight: Math.round(t.weight * 1000) / 1000 })
