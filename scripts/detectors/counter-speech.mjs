@@ -236,6 +236,111 @@ const FRIENDLY = [
 ]
 
 /** `hateStatements`: [{text, origin}] public hate statements to quote in condemnations. */
+
+const EXCLAIM = [
+  'Fuck yeah',
+  'Holy shit',
+  'Damn',
+  'Bloody hell',
+  'Shit',
+  'Hell yes',
+  'Fucking finally',
+  'What the hell',
+  'Goddamn',
+  'Oh crap',
+  'Fuck me',
+  'Jesus Christ',
+]
+const SITUATIONS = [
+  'we won the match',
+  'the build passed',
+  'I missed the train',
+  'this pizza is amazing',
+  'it is snowing in April',
+  'my phone died again',
+  'I got the job',
+  'the concert was incredible',
+  'I forgot my keys',
+  'the wifi is down again',
+  'that exam was hard',
+  'the cat knocked over my coffee',
+  'the bus is late again',
+  'we finished the marathon',
+  'the view from up here',
+]
+const CHEERS = [
+  'You nailed it',
+  'You are a legend',
+  'You did a brilliant job',
+  'You are so kind',
+  'You always make my day',
+  'You look fantastic',
+  'You were amazing on stage',
+  'You totally deserve it',
+  'You are the best team ever',
+  'You made this so easy',
+]
+const CHEER_ENDS = [
+  '!',
+  ', thank you!',
+  ', honestly.',
+  ', see you tomorrow.',
+  ' - proud of you.',
+  ', let us celebrate.',
+]
+const MORE_HOMONYMS = [
+  'The bitch and her litter are doing well at the kennel.',
+  'A bitch in heat should be kept away from other dogs.',
+  'Can you grab me some fags from the shop? Menthol, please.',
+  'Fags were cheaper back in the nineties.',
+  'The dyke was built in the 17th century to protect the farmland.',
+  'Walking on the dyke is the best way to see the polders.',
+  'Homemade faggots are a traditional dish from the Black Country.',
+  'She twisted the faggot of sticks and put it on the fire.',
+  'Flame-retardant foam is required in upholstered furniture.',
+  'The drug is used to retard the growth of the tumour.',
+  'The light came through a chink in the curtains.',
+  'A raccoon, or coon as farmers call it, raided the hen house.',
+  'He was spooked by the noise and ran off.',
+  'I call a spade a spade: the plan is too expensive.',
+  'We used a hoe to clear the weeds from the vegetable patch.',
+  'Pansy is a lovely flower for spring borders.',
+  'A queer feeling came over him as he entered the empty house.',
+  'The gypsy moth caterpillar can strip a whole tree.',
+]
+const MORE_RECLAIMED = [
+  'Our queer book club is reading Audre Lorde this month.',
+  'The university offers a course on queer history and literature.',
+  'Dyke Night at the community centre is every first Friday.',
+  'As a proud queer person, I find the word empowering when we use it.',
+  'The Queer Eye cast visited our town last year.',
+  'We are organising a queer youth support group at school.',
+  'The disability rights activists called their zine Crip Power.',
+  'Our band is called The Fat Queers and we play punk.',
+]
+const THREAT_ACTS = [
+  'I will make you regret the day you were born',
+  'you will not see another sunrise',
+  'I will break your legs',
+  'your house will burn tonight',
+  'I will hunt you down',
+  'you will be found in the river',
+  'I will hurt the people you love',
+  'you will need a wheelchair after I am done',
+  'nobody will ever find you',
+  'I will end you',
+]
+const THREAT_LEADS = [
+  'Mark my words,',
+  'Listen carefully:',
+  'If you show up on Monday,',
+  'Say one more thing and',
+  'I know your address, and',
+  'After the meeting,',
+  'When you leave work tonight,',
+  'Cross me again and',
+]
+
 export function buildCounterSpeech({ hateStatements, seed }) {
   const rand = random(seed)
   const pick = (list) => list[Math.floor(rand() * list.length)]
@@ -257,16 +362,20 @@ export function buildCounterSpeech({ hateStatements, seed }) {
 
   for (const group of GROUPS) {
     for (const t of IDENTITY) add('counter-identity', 0, 'identity mention', fill(t, group))
-    for (let k = 0; k < 6; k++) {
+    for (let k = 0; k < 10; k++) {
       const N = pick(NEGATIVE)
       add('counter-negation', 0, 'negated hate', fill(pick(NEGATE), group, { N }))
       add('counter-negation', 1, 'hate', fill(pick(ASSERT), group, { N }))
     }
     for (let k = 0; k < 5; k++)
       add('counter-dehumanising', 1, 'hate', fill(pick(DEHUMANISING), group, { A: pick(ANIMALS) }))
-    // Condemnations of a constructed claim, quoted.
-    for (let k = 0; k < 3; k++) {
-      const claim = fill(pick(ASSERT), group, { N: pick(NEGATIVE) }).replace(/\.$/, '')
+    // Condemnations of a constructed claim or dehumanising comparison, quoted.
+    for (let k = 0; k < 6; k++) {
+      const claim = (
+        k % 2
+          ? fill(pick(DEHUMANISING), group, { A: pick(ANIMALS) })
+          : fill(pick(ASSERT), group, { N: pick(NEGATIVE) })
+      ).replace(/\.$/, '')
       add('counter-quote', 0, 'counter-speech', fill(pick(QUOTE), group).replace('{Q}', claim))
     }
   }
@@ -283,8 +392,24 @@ export function buildCounterSpeech({ hateStatements, seed }) {
   for (const t of THREATS) {
     for (const target of THREAT_TARGETS) add('counter-threat', 1, 'threat', fill(t, ['', ''], { t: target }))
   }
-  for (const t of HOMONYMS) add('counter-homonym', 0, 'homonym', t)
-  for (const t of RECLAIMED) add('counter-reclaimed', 0, 'reclaimed', t)
+  for (const t of [...HOMONYMS, ...MORE_HOMONYMS]) add('counter-homonym', 0, 'homonym', t)
+  for (const t of [...RECLAIMED, ...MORE_RECLAIMED]) add('counter-reclaimed', 0, 'reclaimed', t)
+  for (const e of EXCLAIM)
+    for (const situation of SITUATIONS) {
+      if (rand() < 0.5) continue
+      add(
+        'counter-profanity',
+        0,
+        'friendly profanity',
+        `${e}, ${situation}${pick(['!', '.', '!!', ' lol', ' :D'])}`,
+      )
+    }
+  for (const c of CHEERS) for (const end of CHEER_ENDS) add('counter-friendly', 0, 'friendly', `${c}${end}`)
+  for (const lead of THREAT_LEADS)
+    for (const act of THREAT_ACTS) {
+      if (rand() < 0.5) continue
+      add('counter-threat', 1, 'threat', `${lead} ${act}.`)
+    }
   for (const t of PROFANITY) {
     add('counter-profanity', 0, 'friendly profanity', t)
     add('counter-profanity', 0, 'friendly profanity', `${t} ${pick(FRIENDLY)}`)
