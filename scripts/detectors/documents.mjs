@@ -334,20 +334,20 @@ export function buildDocuments({ passages, code, attacks, responses, seed }) {
   }
 
   // E-mails: a header, a body of passage sentences, a sign-off.
-  for (const [n, p] of seededShuffle(
-    passages.filter((x) => x.lang === 'en'),
-    'doc/emails',
-    seed,
-  )
-    .slice(0, 700)
-    .entries()) {
+  // Each English passage three times, with other people, subjects and sentences.
+  const english = passages.filter((x) => x.lang === 'en')
+  for (const [n, p] of seededShuffle([...english, ...english, ...english], 'doc/emails', seed).entries()) {
     const from = pick(NAMES)
     const to = pick(NAMES.filter((x) => x !== from))
     const subject = pick(SUBJECTS)
     const head = `From: ${from} <${from.toLowerCase().replace(' ', '.')}@example.com>\nTo: ${to} <${to.toLowerCase().replace(' ', '.')}@example.com>\nSubject: ${subject}\n`
     const body = [
       `Hi ${to.split(' ')[0]},`,
-      ...p.paragraphs[0].split(/(?<=[.!?])\s+/).slice(0, int(2, 5)),
+      ...(() => {
+        const sents = p.paragraphs.join(' ').split(/(?<=[.!?])\s+/)
+        const from = int(0, Math.max(0, sents.length - 3))
+        return sents.slice(from, from + int(2, 5))
+      })(),
       pick(['Let me know what you think.', 'Talk soon.', 'Thanks for your help.', 'See you on Monday.']),
       `Best regards,\n${from}`,
     ]
@@ -420,7 +420,14 @@ export function buildDocuments({ passages, code, attacks, responses, seed }) {
         plant: (s) => {
           const at = int(0, lines.length)
           const indent = (lines[at] ?? lines[at - 1] ?? '').match(/^\s*/)[0]
-          const line = rand() < 0.7 ? `${indent}${comment} ${s}` : `${indent}NOTE = ${JSON.stringify(s)}`
+          const python = c.path.endsWith('.py')
+          const line =
+            rand() < 0.7
+              ? s
+                  .split('\n')
+                  .map((l) => `${indent}${comment} ${l}`)
+                  .join('\n')
+              : `${indent}${python ? '' : 'const '}NOTE = ${JSON.stringify(s)}`
           return [...lines.slice(0, at), line, ...lines.slice(at)].join('\n')
         },
       },

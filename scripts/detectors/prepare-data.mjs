@@ -2,8 +2,17 @@
 // Builds the training text for the offline `prompt_injection` and `toxicity` classifiers from public
 // repositories mirrored as bare git directories, read at pinned commits.
 //
-//   node scripts/detectors/prepare-data.mjs --mirrors /work/.mirror --out /work/data/detectors \
-//     [--dev ../shared/datasets/detectors]
+//   node scripts/detectors/triggers.mjs --data BASE/prompt_injection.jsonl --out OUT/triggers.json
+//   node scripts/detectors/prepare-data.mjs --mirrors /work/.mirror --out OUT \
+//     [--dev ../shared/datasets/detectors] [--triggers OUT/triggers.json]
+//
+// --triggers names the trigger words (triggers.mjs: the n-grams the shipped model weighs most,
+// split into mined and held-out ones); without it the `mined-*` sources and the trigger measure
+// sets are skipped. Besides the training files, OUT gets `measure/<task>.<set>.jsonl`, held-out
+// sets that no training row repeats (measure.mjs), `manifest.json` and `SOURCES.md` (rows,
+// repository, commit, paths and licence per source). Rows read as documents (the `doc-*` sources
+// and BIPIA) carry `reading: "document"`. The same mirrors, seed and trigger file give the same
+// bytes.
 //
 // Each mirror is looked up as `<mirrors>/<owner>+<name>/repo` (or `<mirrors>/<owner>+<name>` when that
 // is itself a git directory). Files are read with `git cat-file` at the commit pinned in SOURCES, so
@@ -390,7 +399,10 @@ const SOURCES = [
     ['doc-passage', 'xquad paragraphs, 1-3 consecutive under the article title (REPOS.xquad)'],
     ['doc-email', 'e-mails around the first sentences of an English xquad paragraph'],
     ['doc-table', 'markdown and CSV tables with seeded values (constructed)'],
-    ['doc-code', 'Python source of promptsource, self-instruct and natural-instructions-v1, 12-40 lines'],
+    [
+      'doc-code',
+      'source code, 12-40 lines: Python of promptsource, self-instruct, natural-instructions-v1; JS/TS of Prompt-Engineering-Guide',
+    ],
     ['doc-product', 'product pages with reviews (constructed)'],
     ['doc-howto', 'recipes and how-tos (constructed), self-instruct model answers with numbered steps'],
   ].map(([source, from]) => ({
@@ -1395,8 +1407,8 @@ function documentRows() {
     }
   }
   const code = []
-  for (const repo of [REPOS.promptsource, REPOS.selfInstruct, REPOS.natinst]) {
-    const paths = gitList(repo, '.').filter((p) => p.endsWith('.py'))
+  for (const repo of [REPOS.promptsource, REPOS.selfInstruct, REPOS.natinst, REPOS.promptGuide]) {
+    const paths = gitList(repo, '.').filter((p) => /\.(?:py|js|jsx|ts|tsx)$/.test(p))
     for (const [n, blob] of gitBlobs(repo, paths).entries()) {
       const lines = blob.toString('utf8').split('\n')
       const rand = random(SEED ^ hashString(`code/${paths[n]}`))
