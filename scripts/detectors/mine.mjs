@@ -61,15 +61,17 @@ export function sentences(text) {
 
 /**
  * Picks units that contain a trigger: `units` are {text, path, row, kind, src?}; returns rows in the
- * shape prepare-data's readers return (label 0, category `trigger:<phrase>`).
+ * shape prepare-data's readers return (label 0, category `trigger:<phrase>`). A unit that contains
+ * an `exclude` phrase (the held-out triggers, when mining training data) is never picked.
  */
-export function mineUnits(units, phrases, key) {
+export function mineUnits(units, phrases, key, exclude = []) {
   const match = triggerMatcher(phrases)
+  const excluded = exclude.length > 0 ? triggerMatcher(exclude) : () => null
   const byTrigger = new Map()
   for (const u of units) {
     const limit = u.kind === 'prompt' ? MAX_PROMPT : MAX_SENTENCE
     if (typeof u.text !== 'string' || u.text.length > limit || u.text.trim().length < 12) continue
-    if (ATTACK_LIKE.test(u.text)) continue
+    if (ATTACK_LIKE.test(u.text) || excluded(u.text)) continue
     const t = match(u.text)
     if (!t) continue
     if (!byTrigger.has(t)) byTrigger.set(t, [])

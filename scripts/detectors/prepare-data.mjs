@@ -1322,6 +1322,8 @@ const ENCODERS = {
 // ---------------------------------------------------------------------------------------------------
 
 let minedTriggers = null
+// Held-out triggers: a mined row that contains one is dropped, so that they stay unseen in mined text.
+let heldOutTriggers = []
 
 function triggers() {
   if (!minedTriggers) throw new Error('mined sources need --triggers FILE (written by triggers.mjs)')
@@ -1347,7 +1349,7 @@ function readMinedSelfInstruct(src) {
       if (line.trim()) units.push({ text: JSON.parse(line).prompt, path: paths[n], row: i, kind: 'prompt' })
     }
   }
-  return mineUnits(units, triggers(), 'mined-self-instruct')
+  return mineUnits(units, triggers(), 'mined-self-instruct', heldOutTriggers)
 }
 
 function readMinedNaturalInstructions(src) {
@@ -1358,7 +1360,7 @@ function readMinedNaturalInstructions(src) {
       for (const s of sentences(p.input)) units.push({ text: s, path, row: i, kind: 'sentence' })
     }
   }
-  return mineUnits(units, triggers(), 'mined-natural-instructions-v1')
+  return mineUnits(units, triggers(), 'mined-natural-instructions-v1', heldOutTriggers)
 }
 
 function readMinedPromptGuide(src) {
@@ -1372,7 +1374,7 @@ function readMinedPromptGuide(src) {
       units.push({ text: s, path: paths[n], row: i, kind: 'sentence' })
     }
   }
-  return mineUnits(units, triggers(), 'mined-prompt-guide')
+  return mineUnits(units, triggers(), 'mined-prompt-guide', heldOutTriggers)
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -2358,6 +2360,8 @@ function main() {
   mkdirSync(outDir, { recursive: true })
   if (args.triggers)
     minedTriggers = JSON.parse(readFileSync(resolve(args.triggers), 'utf8')).mined.map((t) => t.phrase)
+  if (args.triggers)
+    heldOutTriggers = JSON.parse(readFileSync(resolve(args.triggers), 'utf8')).heldOut.map((t) => t.phrase)
   const summary = {}
   const measured = writeMeasureSets(outDir)
   for (const task of ['prompt_injection', 'toxicity']) {
