@@ -13,7 +13,7 @@ import { random } from './random.mjs'
 
 const MAX_PROMPT = 1200
 const MAX_SENTENCE = 600
-const PER_TRIGGER = 60
+const PER_TRIGGER = 100
 
 // Text that reads as an attack (an override, a persona switch, a prompt leak) is never mined as a
 // benign example, even from a benign corpus: documentation about attacks quotes them.
@@ -68,12 +68,22 @@ export function mineUnits(units, phrases, key, exclude = []) {
   const match = triggerMatcher(phrases)
   const excluded = exclude.length > 0 ? triggerMatcher(exclude) : () => null
   const byTrigger = new Map()
+  // Templated corpora repeat one passage under many questions: a unit whose longest sentence was
+  // seen before adds little, so only the first is a candidate.
+  const seenCores = new Set()
   for (const u of units) {
     const limit = u.kind === 'prompt' ? MAX_PROMPT : MAX_SENTENCE
     if (typeof u.text !== 'string' || u.text.length > limit || u.text.trim().length < 12) continue
     if (ATTACK_LIKE.test(u.text) || excluded(u.text)) continue
     const t = match(u.text)
     if (!t) continue
+    const core = u.text
+      .split(/(?<=[.!?])\s+|\n+/)
+      .reduce((a, b) => (b.length > a.length ? b : a), '')
+      .toLowerCase()
+      .replace(/\s+/g, ' ')
+    if (seenCores.has(core)) continue
+    seenCores.add(core)
     if (!byTrigger.has(t)) byTrigger.set(t, [])
     byTrigger.get(t).push(u)
   }
