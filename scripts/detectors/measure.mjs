@@ -89,7 +89,9 @@ export const MEASURE_ORIGIN = {
 export function measureSets(h, triggers, seed) {
   const R = MEASURE_REPOS
   const sets = {}
-  const row = (src, r) => ({ src, ...r })
+  function row(src, r) {
+    return { src, ...r }
+  }
 
   // deepset test split
   {
