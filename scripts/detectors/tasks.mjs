@@ -28,8 +28,11 @@ function hate(row) {
     case 'stormfront':
     case 'toxigen':
     case 'dynahate':
+    case 'counter-dehumanising':
+    case 'counter-negation':
       return 1
     case 'warden-templates':
+    case 'counter-threat':
       return 0
     case 'germeval2018':
       return c.includes('abuse') ? null : 0
@@ -48,14 +51,19 @@ function harassment(row) {
     case 'dynahate':
       return c.includes('threatening') ? 1 : 0
     case 'warden-templates':
+    case 'counter-threat':
       return 1
     case 'stormfront':
     case 'toxigen':
+    case 'counter-dehumanising':
+    case 'counter-negation':
       return 0
     default:
       return null
   }
 }
+
+const COUNTER_WEIGHT = 4
 
 /** Messages (prompts, replies) and documents (`reading: "document"`) are read by different heads. */
 const isDocument = (row) => row.reading === 'document'
@@ -92,6 +100,9 @@ export const TASKS = {
       { name: 'harassment', label: harassment },
     ],
     training: { epochs: 8, rate: 0.3, l2: 1e-6 },
+    // The constructed counter-speech, negation and identity sets are small beside the corpora
+    // whose toxic rows mention the same groups: their rows weigh COUNTER_WEIGHT times more.
+    sourceWeight: (source) => (source.startsWith('counter-') ? COUNTER_WEIGHT : 1),
     // Calibrated for traffic where two texts in five are toxic.
     negativeWeight: 1.5,
   },

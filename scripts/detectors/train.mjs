@@ -93,10 +93,11 @@ function trainHead(spec, rows, examples, keep) {
     if (y !== null && keep(examples.rowOf[e])) picked.push(e)
   })
   const pseudo = picked.map((e) => ({ source: rows[examples.rowOf[e]].source, label: examples.labels[e] }))
+  const boost = spec.sourceWeight ?? (() => 1)
   return trainLogistic(
     picked.map((e) => examples.vectors[e]),
     picked.map((e) => examples.labels[e]),
-    balancedWeights(pseudo),
+    balancedWeights(pseudo).map((w, k) => w * boost(pseudo[k].source)),
     { ...spec.training, bits: spec.features.bits, seed },
   )
 }
