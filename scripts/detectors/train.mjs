@@ -227,14 +227,20 @@ for (const task of tasks) {
     for (const source of sources) {
       const scores = []
       const labels = []
-      const models = examples.map((ex) => trainHead(spec, rows, ex, (i) => rows[i].source !== source))
+      // Only the heads that answer for this source's rows are trained without it.
+      const answering = new Set(
+        [...rows, ...evalRows].filter((r) => r.source === source).map((r) => answeringHead(spec, r)),
+      )
+      const models = examples.map((ex, h) =>
+        answering.has(h) ? trainHead(spec, rows, ex, (i) => rows[i].source !== source) : null,
+      )
       for (const [set, setExamples] of [
         [rows, examples],
         [evalRows, evalExamples],
       ]) {
         const logits = spec.heads.map(() => new Float64Array(set.length).fill(Number.NaN))
         models.forEach((model, h) => {
-          rowLogits(model, setExamples[h], (i) => set[i].source === source, logits[h])
+          if (model !== null) rowLogits(model, setExamples[h], (i) => set[i].source === source, logits[h])
         })
         set.forEach((row, i) => {
           if (row.source !== source) return
