@@ -5,6 +5,8 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { FeatureAccumulator, featurize, prepareText } from '../../dist/rules/detectors/classifier/features.js'
+import { documentWindows } from '../../dist/rules/detectors/classifier/linear.js'
+import { originalEnd, originalStart } from '../../dist/rules/detectors/fold.js'
 import { random } from './random.mjs'
 
 /**
@@ -30,6 +32,70 @@ export function readLabelled(dir, task) {
 export function featurizeAll(rows, features) {
   const accumulator = new FeatureAccumulator(features.bits)
   return rows.map((row) => featurize(prepareText(row.text, features), accumulator))
+}
+
+const MAX_PLANT = 400
+
+/**
+ * Where each planted document row's plant lies, when the row does not say (`planted`): the part
+ * where it differs from its clean twin, the label-0 document row from the same origin (path and
+ * row), when that part is no longer than `MAX_PLANT` units. Other rows are left as they are.
+ */
+export function locatePlants(rows) {
+  const key = (row) => `${row.source}\u0000${row.origin?.path}\u0000${row.origin?.row}`
+  const clean = new Map()
+  for (const row of rows) if (row.reading === 'document' && row.label === 0) clean.set(key(row), row.text)
+  for (const row of rows) {
+    if (row.reading !== 'document' || row.label !== 1 || row.planted) continue
+    const twin = clean.get(key(row))
+    if (twin === undefined) continue
+    const text = row.text
+    let start = 0
+    while (start < twin.length && start < text.length && twin[start] === text[start]) start++
+    let tail = 0
+    while (
+      tail < twin.length - start &&
+      tail < text.length - start &&
+      twin[twin.length - 1 - tail] === text[text.length - 1 - tail]
+    )
+      tail++
+    // A difference longer than a planted instruction is not one: the twin is another text.
+    if (text.length - tail > start && text.length - tail - start <= MAX_PLANT)
+      row.planted = { start, end: text.length - tail }
+  }
+  return rows
+}
+
+/**
+ * The windows a document row is read in (`Classifier.scoreDocument`), each with its feature
+ * vector and its span in the row's text. A row's `planted` span ({start, end}, offsets in its
+ * text), when it has one, labels each window: 1 when the window holds most of the planted text
+ * (or the plant holds most of the window), 0 when they do not overlap, and null (not trained on)
+ * in between. A planted row without a `planted` span is not trained on (every label null).
+ */
+export function documentExamples(row, features, accumulator) {
+  const prepared = prepareText(row.text, features)
+  const { folded, tokens, quoted, source } = prepared
+  const plant = row.planted ?? null
+  const examples = []
+  for (const w of documentWindows(tokens)) {
+    accumulator.addRange(folded, tokens, w.first, w.last, quoted)
+    const vector = accumulator.take()
+    const start = tokens.length === 0 ? 0 : originalStart(source, tokens[w.first].start)
+    const end = tokens.length === 0 ? row.text.length : originalEnd(source, tokens[w.last - 1].end - 1)
+    let label = row.label
+    // A planted row whose plant is not known is scored, not trained on.
+    if (row.label === 1 && plant === null) label = null
+    else if (row.label === 1) {
+      const overlap = Math.max(0, Math.min(end, plant.end) - Math.max(start, plant.start))
+      const plantLength = Math.max(1, plant.end - plant.start)
+      if (overlap === 0) label = 0
+      else if (overlap >= Math.min(plantLength, end - start) / 2) label = 1
+      else label = null
+    }
+    examples.push({ vector, label, start, end })
+  }
+  return examples
 }
 
 /**
@@ -97,11 +163,36 @@ export function rawLogit(model, x) {
   return z
 }
 
-/** Platt scaling: fits p = σ(a·z + b) to labelled logits by weighted Newton steps. */
+/**
+ * Platt scaling: fits p = σ(a·z + b) to labelled logits by weighted Newton steps, with Platt's
+ * smoothed targets ((N+ + 1) / (N+ + 2) for positives, 1 / (N− + 2) for negatives, N the classes'
+ * weights), which keep the fit finite when the logits separate the labels perfectly, and with
+ * each step halved until the loss goes down.
+ */
 export function fitPlatt(logits, labels, weights) {
+  let positives = 0
+  let negatives = 0
+  labels.forEach((y, i) => {
+    if (y === 1) positives += weights[i]
+    else negatives += weights[i]
+  })
+  const hi = (positives + 1) / (positives + 2)
+  const lo = 1 / (negatives + 2)
+  const target = labels.map((y) => (y === 1 ? hi : lo))
+  const loss = (a, b) => {
+    let sum = 0
+    for (let i = 0; i < logits.length; i++) {
+      const u = a * logits[i] + b
+      // −[t log σ(u) + (1 − t) log(1 − σ(u))], computed stably.
+      const log1pExp = u > 0 ? u + Math.log1p(Math.exp(-u)) : Math.log1p(Math.exp(u))
+      sum += weights[i] * (log1pExp - target[i] * u)
+    }
+    return sum
+  }
   let a = 1
   let b = 0
-  for (let iter = 0; iter < 50; iter++) {
+  let current = loss(a, b)
+  for (let iter = 0; iter < 100; iter++) {
     let ga = 0
     let gb = 0
     let haa = 1e-9
@@ -110,8 +201,8 @@ export function fitPlatt(logits, labels, weights) {
     for (let i = 0; i < logits.length; i++) {
       const z = logits[i]
       const p = 1 / (1 + Math.exp(-(a * z + b)))
-      const d = (p - labels[i]) * weights[i]
-      const s = p * (1 - p) * weights[i]
+      const d = (p - target[i]) * weights[i]
+      const s = Math.max(p * (1 - p), 1e-12) * weights[i]
       ga += d * z
       gb += d
       haa += s * z * z
@@ -122,9 +213,18 @@ export function fitPlatt(logits, labels, weights) {
     if (Math.abs(det) < 1e-12) break
     const da = (hbb * ga - hab * gb) / det
     const db = (haa * gb - hab * ga) / det
-    a -= da
-    b -= db
-    if (Math.abs(da) + Math.abs(db) < 1e-9) break
+    let step = 1
+    let next = loss(a - da, b - db)
+    while (next > current && step > 1e-6) {
+      step /= 2
+      next = loss(a - step * da, b - step * db)
+    }
+    if (next > current) break
+    a -= step * da
+    b -= step * db
+    const gain = current - next
+    current = next
+    if (gain < 1e-10 * Math.max(1, current)) break
   }
   return { a, b }
 }

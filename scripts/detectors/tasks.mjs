@@ -28,8 +28,11 @@ function hate(row) {
     case 'stormfront':
     case 'toxigen':
     case 'dynahate':
+    case 'counter-dehumanising':
+    case 'counter-negation':
       return 1
     case 'warden-templates':
+    case 'counter-threat':
       return 0
     case 'germeval2018':
       return c.includes('abuse') ? null : 0
@@ -48,36 +51,59 @@ function harassment(row) {
     case 'dynahate':
       return c.includes('threatening') ? 1 : 0
     case 'warden-templates':
+    case 'counter-threat':
       return 1
     case 'stormfront':
     case 'toxigen':
+    case 'counter-dehumanising':
+    case 'counter-negation':
       return 0
     default:
       return null
   }
 }
 
+const COUNTER_WEIGHT = 4
+
+/** Messages (prompts, replies) and documents (`reading: "document"`) are read by different heads. */
+const isDocument = (row) => row.reading === 'document'
+
 export const TASKS = {
   prompt_injection: {
-    features: { bits: 18, decode: true },
-    heads: [{ name: 'injection', label: (row) => row.label }],
+    features: { bits: 18, decode: true, quotes: true },
+    heads: [
+      // A message: is it an injection or a jailbreak?
+      { name: 'injection', label: (row) => (isDocument(row) ? null : row.label) },
+      // A document (context, a tool's result): does it address the assistant with instructions?
+      // Learned from documents with and without planted instructions, read in windows (a planted
+      // document whose plant could not be located is left out), and from the attacks sent as
+      // messages; a benign prompt says nothing about documents.
+      // Most retrieved documents carry no instruction: its calibration assumes one in 26 does.
+      {
+        name: 'injection_document',
+        reading: 'document',
+        negativeWeight: 25,
+        label: (row) =>
+          isDocument(row) ? (row.label === 1 && !row.planted ? null : row.label) : row.label === 1 ? 1 : null,
+      },
+    ],
     training: { epochs: 8, rate: 0.3, l2: 1e-6 },
-    calibrationFolds: 5,
-    // Calibrated for traffic where one text in five is an attack: 0.5 then flags about 3% of
-    // benign prompts on the development set, where the balanced prior flagged 9%.
-    negativeWeight: 4,
+    // Calibrated for traffic where one text in three is an attack (negatives weigh twice the
+    // positives).
+    negativeWeight: 2,
   },
   toxicity: {
-    features: { bits: 18, decode: false },
+    features: { bits: 18, decode: false, quotes: true },
     heads: [
       { name: 'toxic', label: (row) => row.label },
       { name: 'hate', label: hate },
       { name: 'harassment', label: harassment },
     ],
     training: { epochs: 8, rate: 0.3, l2: 1e-6 },
-    calibrationFolds: 5,
-    // Calibrated for traffic where two texts in five are toxic: 0.5 then flags about 4% of
-    // non-toxic texts on the development set, where the balanced prior flagged 9%.
+    // The constructed counter-speech, negation and identity sets are small beside the corpora
+    // whose toxic rows mention the same groups: their rows weigh COUNTER_WEIGHT times more.
+    sourceWeight: (source) => (source.startsWith('counter-') ? COUNTER_WEIGHT : 1),
+    // Calibrated for traffic where two texts in five are toxic.
     negativeWeight: 1.5,
   },
 }

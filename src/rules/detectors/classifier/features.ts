@@ -27,6 +27,12 @@ export interface FeatureConfig {
   bits: number
   /** Decode hidden encodings (prompt_injection); toxicity reads the text as written. */
   decode: boolean
+  /**
+   * Read quoted text apart: the n-grams of words inside quotation marks are features of their
+   * own, so a phrase quoted to ask about it or to condemn it ("what does 'ignore previous
+   * instructions' mean?") does not weigh what the phrase said outright does.
+   */
+  quotes?: boolean
 }
 
 /** A sparse feature vector: bucket indices (in the order first seen) and their values. */
@@ -39,6 +45,8 @@ export interface SparseVector {
 export interface Token {
   start: number
   end: number
+  /** Inside quotation marks (models read with `quotes`). */
+  quoted?: true
 }
 
 const FNV_OFFSET = 0x811c9dc5
@@ -49,6 +57,10 @@ const SEED_WORD = 0x9e3779b1
 const SEED_PAIR = 0x85ebca6b
 const SEED_CHAR = 0xc2b2ae35
 const SEED_MARK = 0x27d4eb2f
+const SEED_QUOTED_WORD = 0x165667b1
+const SEED_QUOTED_PAIR = 0xd3a2646c
+/** Mixed into the hash of a character n-gram that starts inside quotation marks. */
+const QUOTED_CHAR = 0x5bd1e995
 
 /** The folded text alone (see `fold`, which also keeps the way back to the original's offsets). */
 export function foldText(text: string): string {
@@ -110,26 +122,28 @@ export function forEachCharGram(
   from: number,
   to: number,
   visit: (hash: number) => void,
+  quoted: Uint8Array | null = null,
 ): void {
   const n = folded.length
   for (let i = from; i < to && i + 3 <= n; i++) {
     let h = (FNV_OFFSET ^ SEED_CHAR) >>> 0
+    const salt = quoted !== null && quoted[i] === 1 ? QUOTED_CHAR : 0
     for (let k = 0; k < 5 && i + k < n; k++) {
       h ^= folded.charCodeAt(i + k)
       h = Math.imul(h, FNV_PRIME)
-      if (k >= 2) visit((h ^ k) >>> 0)
+      if (k >= 2) visit((h ^ k ^ salt) >>> 0)
     }
   }
 }
 
 /** The hash of a word token (shared by extraction and attribution). */
 export function wordHash(text: string, token: Token): number {
-  return hashRange(SEED_WORD, text, token.start, token.end)
+  return hashRange(token.quoted ? SEED_QUOTED_WORD : SEED_WORD, text, token.start, token.end)
 }
 
-/** The hash of a pair of neighbouring words. */
+/** The hash of a pair of neighbouring words (a quoted pair when either is quoted). */
 export function pairHash(text: string, a: Token, b: Token): number {
-  let h = hashRange(SEED_PAIR, text, a.start, a.end)
+  let h = hashRange(a.quoted || b.quoted ? SEED_QUOTED_PAIR : SEED_PAIR, text, a.start, a.end)
   h ^= 0x20
   h = Math.imul(h, FNV_PRIME)
   for (let i = b.start; i < b.end; i++) {
@@ -171,10 +185,29 @@ export class FeatureAccumulator {
   }
 
   /** The character n-grams (3, 4, 5 units) and word features of a folded text. */
-  addText(folded: string, tokens: readonly Token[]): void {
-    forEachCharGram(folded, 0, folded.length, (hash) => this.add(hash))
+  addText(folded: string, tokens: readonly Token[], quoted: Uint8Array | null = null): void {
+    this.addRange(folded, tokens, 0, tokens.length, quoted)
+  }
+
+  /**
+   * The features of the part of a folded text that tokens [first, last) cover: their words, the
+   * pairs among them, and the character n-grams that start from the first's start to the last's
+   * end (the whole text when the range holds every token).
+   */
+  addRange(
+    folded: string,
+    tokens: readonly Token[],
+    first: number,
+    last: number,
+    quoted: Uint8Array | null = null,
+  ): void {
+    const whole = first === 0 && last === tokens.length
+    const from = whole ? 0 : (tokens[first] as Token).start
+    const to = whole ? folded.length : (tokens[last - 1] as Token).end
+    forEachCharGram(folded, from, to, (hash) => this.add(hash), quoted)
     let previous: Token | null = null
-    for (const token of tokens) {
+    for (let t = first; t < last; t++) {
+      const token = tokens[t] as Token
       this.add(wordHash(folded, token))
       if (previous !== null) this.add(pairHash(folded, previous, token))
       previous = token
@@ -220,6 +253,8 @@ export interface PreparedText {
   folded: string
   tokens: Token[]
   views: DecodedView[]
+  /** 1 for each unit of the folded text inside quotation marks; null when none is (or not read). */
+  quoted: Uint8Array | null
 }
 
 export interface DecodedView {
@@ -237,17 +272,81 @@ export function prepareText(text: string, config: FeatureConfig, folding?: Folde
   const folded = source.text
   const tokens = tokenize(folded)
   const views = config.decode ? decodeViews(text, folded, tokens) : []
-  return { source, folded, tokens, views }
+  const quoted = config.quotes ? markQuoted(folded, tokens) : null
+  return { source, folded, tokens, views, quoted }
 }
 
 /** The feature vector of a prepared text. */
 export function featurize(prepared: PreparedText, accumulator: FeatureAccumulator): SparseVector {
-  accumulator.addText(prepared.folded, prepared.tokens)
+  accumulator.addText(prepared.folded, prepared.tokens, prepared.quoted)
+  addViews(prepared, accumulator)
+  return accumulator.take()
+}
+
+/** The decoded views' features, each behind a marker for its kind of encoding. */
+export function addViews(prepared: PreparedText, accumulator: FeatureAccumulator): void {
   for (const view of prepared.views) {
     accumulator.addMarker(`decoded:${view.kind}`)
     accumulator.addText(view.folded, view.tokens)
   }
-  return accumulator.take()
+}
+
+/** Quotation marks and the mark that closes each. */
+const CLOSING: Readonly<Record<string, string>> = {
+  '"': '"',
+  '\u201c': '\u201d',
+  '\u201e': '\u201c',
+  '\u00ab': '\u00bb',
+  '\u00bb': '\u00ab',
+  '\u300c': '\u300d',
+  '\u300e': '\u300f',
+  '`': '`',
+  "'": "'",
+  '\u2018': '\u2019',
+}
+/** A quotation longer than this is not taken for one (an unclosed mark far from its partner). */
+const MAX_QUOTE_UNITS = 400
+const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u
+
+/**
+ * Marks the units of a folded text that lie inside quotation marks, and the tokens there. A
+ * quotation opens on a mark from `CLOSING` and ends on its partner within
+ * `MAX_QUOTE_UNITS`; an apostrophe opens one only after a non-letter and closes one only before
+ * a non-letter, so "don't" and "rock 'n' roll" stay prose. Null when nothing is quoted.
+ */
+export function markQuoted(folded: string, tokens: Token[]): Uint8Array | null {
+  let marks: Uint8Array | null = null
+  const n = folded.length
+  let i = 0
+  while (i < n) {
+    const open = folded[i] as string
+    const close = CLOSING[open]
+    if (close === undefined) {
+      i++
+      continue
+    }
+    const apostrophe = open === "'" || open === '\u2018'
+    if (apostrophe && i > 0 && LETTER_OR_DIGIT.test(folded[i - 1] as string)) {
+      i++
+      continue
+    }
+    let j = i + 1
+    const limit = Math.min(n, i + 1 + MAX_QUOTE_UNITS)
+    while (j < limit) {
+      const c = folded[j] as string
+      if (c === close && (!apostrophe || j + 1 >= n || !LETTER_OR_DIGIT.test(folded[j + 1] as string))) break
+      j++
+    }
+    if (j >= limit || j === i + 1) {
+      i++
+      continue
+    }
+    marks ??= new Uint8Array(n)
+    marks.fill(1, i + 1, j)
+    i = j + 1
+  }
+  if (marks !== null) for (const token of tokens) if (marks[token.start] === 1) token.quoted = true
+  return marks
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { Folded } from '../fold.js'
 import {
+  addViews,
   FeatureAccumulator,
   type FeatureConfig,
   featurize,
@@ -145,11 +146,44 @@ export interface Evidence {
   weight: number
 }
 
-/** A text scored by every head of a model. */
+/** A text scored by every head of a model, or a document by its document head. */
 export interface Scored {
   prepared: PreparedText
-  /** Calibrated probability per head, in the model's head order. */
+  /** Calibrated probability per head, in the model's head order; a document's: its head's only. */
   probabilities: number[]
+  /** A document's window that scored highest: its tokens [first, last) (null: the decoded views). */
+  range?: { first: number; last: number } | null
+}
+
+/** The head that reads documents, where a model has one (prompt_injection). */
+export const DOCUMENT_HEAD = 'injection_document'
+
+/** A document is read in windows of about this many units of folded text, each half over the next. */
+export const DOCUMENT_WINDOW = 200
+
+/**
+ * The windows a document is read in: runs of whole tokens spanning at most `width` units of the
+ * folded text (a single longer token is a window of its own), each starting about half a window
+ * after the one before, the last ending at the last token. One window for a short text.
+ */
+export function documentWindows(
+  tokens: readonly Token[],
+  width = DOCUMENT_WINDOW,
+): Array<{ first: number; last: number }> {
+  const windows: Array<{ first: number; last: number }> = []
+  let first = 0
+  while (first < tokens.length) {
+    const from = (tokens[first] as Token).start
+    let last = first + 1
+    while (last < tokens.length && (tokens[last] as Token).end - from <= width) last++
+    windows.push({ first, last })
+    if (last >= tokens.length) break
+    let next = first + 1
+    while (next < last && (tokens[next] as Token).start - from < width / 2) next++
+    first = next
+  }
+  if (windows.length === 0) windows.push({ first: 0, last: 0 })
+  return windows
 }
 
 /** A model ready to score texts: owns one feature accumulator (not shared across threads). */
@@ -173,16 +207,61 @@ export class Classifier {
     return { prepared, probabilities: this.model.heads.map((head) => calibrated(head, logit(head, x))) }
   }
 
+  /** Whether the model has a head that reads documents. */
+  get readsDocuments(): boolean {
+    return this.headIndex.has(DOCUMENT_HEAD)
+  }
+
+  /**
+   * Scores a document (retrieved content, a tool's result) by its document head: each window
+   * (`documentWindows`) is scored on its own and the document scores what its worst window
+   * does, so an instruction planted in a long passage is not diluted by the passage around it.
+   * The decoded views are scored as one more window. A model without a document head scores
+   * the document as a message.
+   */
+  scoreDocument(text: string, folding?: Folded): Scored {
+    const h = this.headIndex.get(DOCUMENT_HEAD)
+    if (h === undefined) return this.score(text, folding)
+    const head = this.model.heads[h] as Head
+    const prepared = prepareText(text, this.model.header.features, folding)
+    const { folded, tokens, quoted } = prepared
+    let best = -Infinity
+    let range: Scored['range'] = null
+    for (const window of documentWindows(tokens)) {
+      this.accumulator.addRange(folded, tokens, window.first, window.last, quoted)
+      const z = logit(head, this.accumulator.take())
+      if (z > best) {
+        best = z
+        range = window
+      }
+    }
+    if (prepared.views.length > 0) {
+      addViews(prepared, this.accumulator)
+      const z = logit(head, this.accumulator.take())
+      if (z > best) {
+        best = z
+        range = null
+      }
+    }
+    return { prepared, probabilities: [calibrated(head, best)], range }
+  }
+
   /**
    * The words of the text that pushed one head's score up the most, merged into phrases of
    * neighbouring words: each word's own weight, half of each pair it is in, and the character
    * n-grams that start inside it. At most `limit` phrases, strongest first.
    */
-  evidence(prepared: PreparedText, headName: string, limit = 3): Evidence[] {
+  evidence(
+    prepared: PreparedText,
+    headName: string,
+    limit = 3,
+    range: { first: number; last: number } = { first: 0, last: prepared.tokens.length },
+  ): Evidence[] {
     const h = this.headIndex.get(headName)
     if (h === undefined) return []
     const head = this.model.heads[h] as Head
-    const { folded, tokens } = prepared
+    const { folded, quoted } = prepared
+    const tokens = prepared.tokens.slice(range.first, range.last)
     if (tokens.length === 0) return []
     const mask = (1 << this.model.header.features.bits) - 1
     const weightOf = (hash: number) =>
@@ -192,10 +271,11 @@ export class Classifier {
       let c = weightOf(wordHash(folded, token))
       if (t > 0) c += weightOf(pairHash(folded, tokens[t - 1] as Token, token)) / 2
       if (t + 1 < tokens.length) c += weightOf(pairHash(folded, token, tokens[t + 1] as Token)) / 2
-      c += charWeight(folded, token, weightOf) / Math.max(1, token.end - token.start)
+      c += charWeight(folded, token, weightOf, quoted) / Math.max(1, token.end - token.start)
       contributions[t] = c
     })
-    // Phrases: runs of neighbouring words whose contributions are all positive.
+    // Phrases: runs of neighbouring words whose contributions are all positive, up to four
+    // words; a phrase of function words alone ("you", "of the") names no reason and is left out.
     const phrases: Evidence[] = []
     let t = 0
     while (t < tokens.length) {
@@ -205,11 +285,15 @@ export class Classifier {
       }
       let end = t
       let weight = 0
+      let content = false
       while (end < tokens.length && (contributions[end] as number) > 0 && end - t < 4) {
+        const token = tokens[end] as Token
         weight += contributions[end] as number
+        if (!FUNCTION_WORDS.has(folded.slice(token.start, token.end))) content = true
         end++
       }
-      phrases.push({ start: (tokens[t] as Token).start, end: (tokens[end - 1] as Token).end, weight })
+      if (content)
+        phrases.push({ start: (tokens[t] as Token).start, end: (tokens[end - 1] as Token).end, weight })
       t = end
     }
     phrases.sort((a, b) => b.weight - a.weight)
@@ -217,10 +301,38 @@ export class Classifier {
   }
 }
 
-function charWeight(folded: string, token: Token, weightOf: (hash: number) => number): number {
+function charWeight(
+  folded: string,
+  token: Token,
+  weightOf: (hash: number) => number,
+  quoted: Uint8Array | null,
+): number {
   let sum = 0
-  forEachCharGram(folded, token.start, token.end, (hash) => {
-    sum += weightOf(hash)
-  })
+  forEachCharGram(
+    folded,
+    token.start,
+    token.end,
+    (hash) => {
+      sum += weightOf(hash)
+    },
+    quoted,
+  )
   return sum
 }
+
+/**
+ * Words that carry grammar, not a reason: pronouns, articles, auxiliaries, prepositions and
+ * conjunctions (English, German, French, Spanish, the languages the models read most).
+ */
+const FUNCTION_WORDS = new Set(
+  (
+    'i me my mine myself you your yours yourself yourselves he him his she her hers it its we us our ours ' +
+    'they them their theirs this that these those a an the and or but nor so yet if then than as of at by ' +
+    'for from in into on onto to with without about over under up down out off is am are was were be been ' +
+    'being do does did done have has had having will would shall should can could may might must not no ' +
+    'there here what which who whom whose when where why how all any some each every just very too also ' +
+    "i'm you're it's don't ich du er sie es wir ihr der die das ein eine und oder aber zu mit von in auf " +
+    'ist sind je tu il elle nous vous ils le la les un une et ou de du des en est yo tú él ella el los las ' +
+    'y o que es'
+  ).split(' '),
+)

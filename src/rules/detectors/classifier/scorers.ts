@@ -3,7 +3,7 @@ import type { FindingKind, TargetText } from '../../types.js'
 import { CodePointIndex } from '../code-points.js'
 import { foldTarget, originalEnd, originalStart } from '../fold.js'
 import type { TextScore } from '../types.js'
-import type { Classifier, Evidence, Scored } from './linear.js'
+import { type Classifier, DOCUMENT_HEAD, type Evidence, type Scored } from './linear.js'
 
 /**
  * The offline classifiers as rule scorers (`method` model): a calibrated probability per text
@@ -56,8 +56,27 @@ interface Remembered {
  */
 const remembered = new WeakMap<Classifier, LRUCache<string, Remembered>>()
 
+/**
+ * How a text is read: a message as a message; a `context` document or a tool's result as a
+ * document (`Classifier.scoreDocument`), where an instruction addressed to the assistant is
+ * itself the attack, when the model has a head for documents.
+ */
+function readsAsDocument(classifier: Classifier, target: TargetText, documents: boolean): boolean {
+  return documents && (target.role === 'context' || target.role === 'tool') && classifier.readsDocuments
+}
+
+function read(classifier: Classifier, target: TargetText, document: boolean): Scored {
+  return document
+    ? classifier.scoreDocument(target.text, foldTarget(target))
+    : classifier.score(target.text, foldTarget(target))
+}
+
 /** The scores of a text, and the model's work on it when it had to score it now. */
-function scoresOf(classifier: Classifier, target: TargetText): Remembered & { scored?: Scored } {
+function scoresOf(
+  classifier: Classifier,
+  target: TargetText,
+  document = false,
+): Remembered & { scored?: Scored } {
   let cache = remembered.get(classifier)
   if (!cache) {
     cache = new LRUCache<string, Remembered>({
@@ -68,31 +87,46 @@ function scoresOf(classifier: Classifier, target: TargetText): Remembered & { sc
     })
     remembered.set(classifier, cache)
   }
-  const known = cache.get(target.text)
+  const key = document ? `\u0000${target.text}` : target.text
+  const known = cache.get(key)
   if (known) return known
-  const scored = classifier.score(target.text, foldTarget(target))
+  const scored = read(classifier, target, document)
   const scores = { probabilities: scored.probabilities, decoded: decodedNote(scored) }
-  if (target.text.length <= 65_536) cache.set(target.text, scores)
+  if (target.text.length <= 65_536) cache.set(key, scores)
   return { ...scores, scored }
 }
 
 /** The model's work on a text whose phrases must be named (a failing one): scored again if remembered. */
-function workOn(classifier: Classifier, target: TargetText, scores: { scored?: Scored }): Scored {
-  return scores.scored ?? classifier.score(target.text, foldTarget(target))
+function workOn(
+  classifier: Classifier,
+  target: TargetText,
+  scores: { scored?: Scored },
+  document = false,
+): Scored {
+  return scores.scored ?? read(classifier, target, document)
 }
 
-/** prompt_injection: the probability that the text attempts an injection or a jailbreak. */
-export function injectionScorer(classifier: Classifier): ModelScorer {
+/**
+ * prompt_injection: the probability that the text attempts an injection or a jailbreak. A
+ * message is read as a message; `context` documents and tool results are read as documents
+ * (`readsAsDocument`) unless `documents` is false, and their reason says so.
+ */
+export function injectionScorer(classifier: Classifier, documents = true): ModelScorer {
   return (target, threshold) => {
-    const scores = scoresOf(classifier, target)
+    const document = readsAsDocument(classifier, target, documents)
+    const scores = scoresOf(classifier, target, document)
     const score = round(scores.probabilities[0] as number)
-    if (score <= threshold) return { score, reason: `injection ${score}${scores.decoded}`, findings: [] }
-    const scored = workOn(classifier, target, scores)
-    const evidence = classifier.evidence(scored.prepared, 'injection')
+    const label = document ? 'injection (read as a document)' : 'injection'
+    if (score <= threshold) return { score, reason: `${label} ${score}${scores.decoded}`, findings: [] }
+    const scored = workOn(classifier, target, scores, document)
+    const evidence =
+      scored.range === null
+        ? []
+        : classifier.evidence(scored.prepared, document ? DOCUMENT_HEAD : 'injection', 3, scored.range)
     const weighed = evidence.length > 0 ? `; weighed most: ${quoted(scored, evidence)}` : ''
     return {
       score,
-      reason: `injection ${score}${scores.decoded}${weighed}`,
+      reason: `${label} ${score}${scores.decoded}${weighed}`,
       findings: findings('prompt_injection', target, scored, evidence),
     }
   }

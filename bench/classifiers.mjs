@@ -1,0 +1,92 @@
+// What the offline classifiers cost: CPU time per KB of text per task over a mix of texts, the
+// worst text's, the memory a loaded model holds, and how long loading and verifying takes.
+// Scores with the models directly (the scorers' memory of recent texts is bypassed).
+//
+//   npm run build && node bench/classifiers.mjs [--data ../shared/datasets/detectors]
+//
+// The mix: every text of the development set (both tasks, as messages), and documents of 1, 4
+// and 16 KB made of its benign texts (prompt_injection's document reading). Per text, the CPU
+// time of the fastest of 5 runs; µs per KB counts a text under 1 KB as 1 KB (a short text's cost
+// is the call's, not its length's). Goals: mean at most 30 µs per KB per task, no text over 2 ms
+// per KB, at most 30 MB per model, loading under 1 s.
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { Classifier, parseModel } from '../dist/rules/detectors/classifier/linear.js'
+
+const argv = process.argv.slice(2)
+const data = argv.includes('--data')
+  ? argv[argv.indexOf('--data') + 1]
+  : fileURLToPath(new URL('../../shared/datasets/detectors', import.meta.url))
+const models = fileURLToPath(new URL('../models', import.meta.url))
+
+const texts = (task) =>
+  readFileSync(join(data, `${task}.jsonl`), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l).text)
+
+/**
+ * Loads and verifies a model. What it holds: the file's bytes (the weights are views into them)
+ * and the feature accumulator's three arrays of 2^bits 32-bit numbers.
+ */
+function load(task) {
+  const started = performance.now()
+  const bytes = readFileSync(join(models, `${task}.wdm`))
+  const classifier = new Classifier(parseModel(bytes))
+  classifier.score('warm up')
+  const ms = performance.now() - started
+  return { classifier, ms, bytes: bytes.length + 3 * 4 * (1 << classifier.model.header.features.bits) }
+}
+
+function cost(run, list) {
+  let totalUs = 0
+  let totalKb = 0
+  let worst = { usPerKb: 0, length: 0 }
+  for (const text of list) {
+    let best = Infinity
+    for (let i = 0; i < 5; i++) {
+      const start = process.cpuUsage()
+      run(text)
+      const used = process.cpuUsage(start)
+      best = Math.min(best, used.user + used.system)
+    }
+    const kb = Math.max(1, text.length / 1024)
+    totalUs += best
+    totalKb += kb
+    if (best / kb > worst.usPerKb) worst = { usPerKb: best / kb, length: text.length }
+  }
+  return { mean: totalUs / totalKb, worst, n: list.length, kb: totalKb }
+}
+
+const benign = [...texts('prompt_injection'), ...texts('toxicity')]
+const documents = []
+for (const size of [1024, 4096, 16384]) {
+  for (let start = 0; start < 40; start++) {
+    let doc = ''
+    for (let i = start; doc.length < size; i = (i + 7) % benign.length) doc += `${benign[i]}\n\n`
+    documents.push(doc.slice(0, size))
+  }
+}
+
+const rows = []
+for (const task of ['prompt_injection', 'toxicity']) {
+  const { classifier, ms, bytes } = load(task)
+  rows.push([`${task}: load and verify`, `${ms.toFixed(1)} ms`, `${(bytes / 1048576).toFixed(1)} MB held`])
+  const messages = cost((t) => classifier.score(t), texts(task))
+  rows.push([
+    `${task}: messages (${messages.n}, ${messages.kb.toFixed(0)} KB)`,
+    `${messages.mean.toFixed(1)} µs/KB mean`,
+    `worst ${messages.worst.usPerKb.toFixed(0)} µs/KB (${messages.worst.length} chars)`,
+  ])
+  if (classifier.readsDocuments) {
+    const docs = cost((t) => classifier.scoreDocument(t), documents)
+    rows.push([
+      `${task}: documents (${docs.n}, ${docs.kb.toFixed(0)} KB)`,
+      `${docs.mean.toFixed(1)} µs/KB mean`,
+      `worst ${docs.worst.usPerKb.toFixed(0)} µs/KB (${docs.worst.length} chars)`,
+    ])
+  }
+}
+console.log('| what | cost | more |\n|---|---:|---|')
+for (const row of rows) console.log(`| ${row.join(' | ')} |`)
