@@ -83,15 +83,29 @@ describe('built-in patterns stay linear on adversarial input', () => {
     expect(regexMatcher('(x+x+)+y')(msg(repeat('x')))).toEqual([])
   })
   it('toxicity: repeated letters and near-words', () => {
-    expect(toxicityHeuristic(null)(msg(repeat('fu'))).score).toBeGreaterThanOrEqual(0)
+    expect(toxicityHeuristic(null)(msg(repeat('fu')))).toEqual({ score: 0, reason: null, findings: [] })
     expect(toxicityHeuristic(null)(msg(repeat('kill '))).score).toBe(0)
   })
-  it('prompt injection: repeated openers, encodings that never end, and noise', () => {
+  it('prompt injection: repeated openers are flagged with findings inside the text, noise passes', () => {
     const injection = injectionScorer(shippedClassifier('prompt_injection'))
-    for (const unit of ['ignore all the ', 'pretend ', 'A1b', '4142', 'a b ', '⠁']) {
+    for (const unit of ['ignore all the ', 'pretend ']) {
       const scored = injection(msg(repeat(unit)), 0.5)
-      expect(scored.score).toBeGreaterThanOrEqual(0)
-      expect(scored.score).toBeLessThanOrEqual(1)
+      expect(scored.score, unit).toBeGreaterThan(0.5)
+      expect(scored.findings.length).toBeGreaterThan(0)
+      for (const f of scored.findings) {
+        expect(f.end).toBeLessThanOrEqual(N)
+        expect(f.text?.trim().split(' ')[0]).toBe(unit.split(' ')[0])
+      }
     }
+    for (const unit of ['A1b', 'a b ', '⠁']) {
+      const scored = injection(msg(repeat(unit)), 0.5)
+      expect(scored.score, unit).toBeLessThanOrEqual(0.5)
+      expect(scored.findings).toEqual([])
+    }
+    // A hex run that decodes to letters without words ("ABAB…") is read as hidden text and
+    // scores like one; only its range is held here.
+    const hex = injection(msg(repeat('4142')), 0.5)
+    expect(hex.score).toBeGreaterThanOrEqual(0)
+    expect(hex.score).toBeLessThanOrEqual(1)
   })
 })
