@@ -42,7 +42,7 @@ const conversation = {
     },
     {
       role: 'assistant',
-      content: `We can send a wire transfer with a refund guarantee. Call +44 20 7946 0958. ${'You idiot. '.repeat(10)}`,
+      content: `We can send a wire transfer with a refund guarantee. Call +44 20 7946 0958. ${'You worthless idiot, everyone hates you. '.repeat(10)}`,
     },
   ],
   redact: true,
