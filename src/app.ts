@@ -85,6 +85,15 @@ export interface AppOptions {
   logger?: FastifyBaseLogger
 }
 
+/** The body limit of a route (docs/conventions.md): the multimodal routes' own, or the default. */
+export function routeBodyLimit(method: string | readonly string[], url: string, config: Config): number {
+  const post = method === 'POST' || (Array.isArray(method) && method.includes('POST'))
+  if (post && url === '/v1/applications/:application_id/evaluations') return config.bodyLimits.evaluations
+  if (post && url === '/v1/applications/:application_id/chat/completions')
+    return config.bodyLimits.chatCompletions
+  return config.bodyLimit
+}
+
 /** Builds the whole HTTP application. It never listens: `server.ts` does. */
 export async function buildApp({ config, store, services, logger }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
@@ -117,6 +126,11 @@ export async function buildApp({ config, store, services, logger }: AppOptions):
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   installValidators(app)
+  // Each route's body limit: its own where the configuration has one, the default elsewhere, so
+  // that a 413 can always name the limit it applied.
+  app.addHook('onRoute', (route) => {
+    if (route.bodyLimit === undefined) route.bodyLimit = routeBodyLimit(route.method, route.url, config)
+  })
   installProblemHandlers(app)
   installClientErrors(app)
   // Bodies are JSON only: Fastify's built-in text/plain parser would let text reach the handlers.

@@ -71,10 +71,6 @@ const byFastifyCode: Record<string, { code: ErrorCode; detail: string }> = {
     code: 'unsupported_media_type',
     detail: 'Send the body as JSON with Content-Type: application/json',
   },
-  FST_ERR_CTP_BODY_TOO_LARGE: {
-    code: 'payload_too_large',
-    detail: 'The request body is larger than 1 MiB (1048576 bytes)',
-  },
   FST_ERR_CTP_EMPTY_JSON_BODY: {
     code: 'malformed_request',
     detail: 'The request body is empty; send a JSON object',
@@ -84,6 +80,13 @@ const byFastifyCode: Record<string, { code: ErrorCode; detail: string }> = {
     detail: 'The Content-Length header does not match the body',
   },
   FST_ERR_BAD_URL: { code: 'not_found', detail: 'The request path is not a valid URL' },
+}
+
+/** A byte count as people read it: whole MiB or KiB when it is one, bytes otherwise. */
+function formatBytes(bytes: number): string {
+  if (bytes % 1_048_576 === 0) return `${bytes / 1_048_576} MiB`
+  if (bytes % 1024 === 0) return `${bytes / 1024} KiB`
+  return `${bytes} bytes`
 }
 
 /** Turns any error — ours, a schema failure, Fastify's own, the store's — into one AppError. */
@@ -117,6 +120,13 @@ export function toAppError(error: FastifyError | AppError | Error, request: Fast
         ? `${first.pointer} ${first.detail}`
         : `${errors.length} problems in ${where}`
     return new AppError('validation_error', detail, errors)
+  }
+  if (fastifyError.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    const limit = request.routeOptions.bodyLimit
+    return new AppError(
+      'payload_too_large',
+      `The request body is larger than this route's limit of ${formatBytes(limit)} (${limit} bytes)`,
+    )
   }
   const known = fastifyError.code ? byFastifyCode[fastifyError.code] : undefined
   if (known) return new AppError(known.code, known.detail)
