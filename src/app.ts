@@ -29,6 +29,7 @@ import { apiKeysRoutes } from './routes/v1/api-keys.js'
 import { applicationsRoutes } from './routes/v1/applications.js'
 import { chatCompletionsRoutes } from './routes/v1/chat-completions.js'
 import { evaluationsRoutes } from './routes/v1/evaluations.js'
+import { litellmRoutes } from './routes/v1/litellm.js'
 import { policiesRoutes } from './routes/v1/policies.js'
 import { policyTestsRoutes } from './routes/v1/policy-tests.js'
 import { ApiKeyCreatedSchema, ApiKeySchema } from './schemas/api-keys.js'
@@ -217,6 +218,7 @@ export async function buildApp({ config, store, services, logger }: AppOptions):
   await app.register(evaluationsRoutes, { services })
   await app.register(policyTestsRoutes, { services })
   await app.register(chatCompletionsRoutes, { services })
+  await app.register(litellmRoutes, { services })
   await app.after()
   addMethodNotAllowedRoutes(app, routes)
 
