@@ -42,6 +42,7 @@ import { PolicyTestResultSchema, PolicyTestRunSchema, PolicyTestSchema } from '.
 import { PiiKindSchema, ToxicityCategorySchema } from './schemas/rule-vocabulary.js'
 import type { Services } from './services/index.js'
 import type { Store } from './store/database.js'
+import { installHttpTracing } from './telemetry/http.js'
 
 export const VERSION: string = JSON.parse(
   readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
@@ -127,6 +128,7 @@ export async function buildApp({ config, store, services, logger }: AppOptions):
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   installValidators(app)
+  installHttpTracing(app)
   // Each route's body limit: its own where the configuration has one, the default elsewhere, so
   // that a 413 can always name the limit it applied.
   app.addHook('onRoute', (route) => {
