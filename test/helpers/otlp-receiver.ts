@@ -21,15 +21,15 @@ interface AnyValue {
 }
 type KeyValue = { key: string; value: AnyValue }
 
-const valueOf = (v: AnyValue): unknown =>
+const plainValue = (v: AnyValue): unknown =>
   v.stringValue ??
   (v.intValue !== undefined ? Number(v.intValue) : undefined) ??
   v.doubleValue ??
   v.boolValue ??
-  v.arrayValue?.values?.map(valueOf)
+  v.arrayValue?.values?.map(plainValue)
 
 const attributesOf = (list: KeyValue[] | undefined) =>
-  Object.fromEntries((list ?? []).map((kv) => [kv.key, valueOf(kv.value)]))
+  Object.fromEntries((list ?? []).map((kv) => [kv.key, plainValue(kv.value)]))
 
 /**
  * A small OTLP/HTTP receiver on 127.0.0.1, as the OTLP specification describes it: `POST
