@@ -18,14 +18,14 @@ import {
   PolicyTestSchema,
 } from '../../schemas/policy-tests.js'
 import type { Services } from '../../services/index.js'
-import { readBodyMessages } from './messages.js'
+import { readTestCaseMessages } from './messages.js'
 
 import { policyPath } from './policies.js'
 
 /** A patch whose messages, when sent, are read as the service reads them. */
 function patchWithReadableMessages(body: PolicyTestPatchBody): PolicyTestPatch {
   const { messages, ...rest } = body
-  return messages === undefined ? rest : { ...rest, messages: readBodyMessages(messages).messages }
+  return messages === undefined ? rest : { ...rest, messages: readTestCaseMessages(messages) }
 }
 
 export const policyTestPath = (applicationId: string, policyId: string, id: string) =>
@@ -63,7 +63,7 @@ export const policyTestsRoutes: FastifyPluginAsyncTypebox<{ services: Services }
         request.principal.workspaceId,
         application_id,
         policy_id,
-        { ...request.body, messages: readBodyMessages(request.body.messages).messages },
+        { ...request.body, messages: readTestCaseMessages(request.body.messages) },
       )
       reply.code(201).header('location', policyTestPath(application_id, policy_id, stored.id))
       return sendJson(reply, stored.json, stored.etag)
