@@ -358,6 +358,25 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/evaluations (
     expect(errors.map((e: { pointer: string }) => e.pointer)).toContain(pointer)
   })
 
+  it('bounds the tool-call arguments one conversation carries', async () => {
+    const call = (n: number) => ({
+      id: `c${n}`,
+      type: 'function',
+      function: { name: 'f', arguments: 'x'.repeat(600_000) },
+    })
+    const body = problem(
+      await evaluate({ messages: [{ role: 'assistant', content: null, tool_calls: [call(0), call(1)] }] }),
+      422,
+      'validation_error',
+    )
+    expect(body.errors).toEqual([
+      {
+        pointer: '/messages/0/tool_calls/1/function/arguments',
+        detail: "takes the conversation's tool-call arguments past 1048576 characters",
+      },
+    ])
+  })
+
   it('answers one error for a content that is no string, array or null', async () => {
     const body = problem(await evaluate(user({ text: 'x' })), 422, 'validation_error')
     expect(body.errors).toEqual([
