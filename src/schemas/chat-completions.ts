@@ -1,5 +1,6 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox'
 import { ApplicationIdParam, Nullable, ProblemSchema } from './common.js'
+import { MessageSchema } from './messages.js'
 
 /**
  * An OpenAI Chat Completions request (docs/chat-completions.md), answered like OpenAI. Every field of
@@ -10,10 +11,6 @@ import { ApplicationIdParam, Nullable, ProblemSchema } from './common.js'
  * request may override.
  */
 
-/** A JSON object whose inner shape the upstream checks. */
-const AnyObject = (description: string, example: unknown) =>
-  Type.Object({}, { additionalProperties: true, description, examples: [example] })
-
 /** A schema that also accepts null: `type: [T, "null"]`, or for a union one more branch. */
 const orNull = <T extends TSchema>(schema: T, description: string, example: unknown) =>
   'anyOf' in schema
@@ -23,79 +20,10 @@ const orNull = <T extends TSchema>(schema: T, description: string, example: unkn
 const optionalNullable = <T extends TSchema>(schema: T, description: string, example: unknown) =>
   Type.Optional(orNull(schema, description, example) as ReturnType<typeof Nullable<T>>)
 
-export const CHAT_ROLES = ['system', 'developer', 'user', 'assistant', 'tool', 'function'] as const
-
-const ContentPartSchema = Type.Object(
-  {
-    type: Type.String({
-      description:
-        'The kind of part: `text` (evaluated), `refusal` (an assistant’s, evaluated), or `image_url`, `input_audio`, `file` (passed on, not evaluated).',
-      examples: ['text'],
-    }),
-  },
-  {
-    additionalProperties: true,
-    description: 'A content part as OpenAI defines it; `text` parts carry `text`.',
-    examples: [{ type: 'text', text: 'Where is my order?' }],
-  },
-)
-
-export const ChatMessageSchema = Type.Object(
-  {
-    role: Type.Unsafe<(typeof CHAT_ROLES)[number]>({
-      type: 'string',
-      enum: [...CHAT_ROLES],
-      description:
-        'system, developer, user, assistant, tool, or function (OpenAI’s deprecated form of tool). Evaluated as the evaluation call reads roles; function as tool.',
-      examples: ['user'],
-    }),
-    content: optionalNullable(
-      Type.Union([Type.String(), Type.Array(ContentPartSchema, { maxItems: 10_000 })]),
-      'A string, an array of content parts (their text parts are evaluated, joined with "\\n"), or null (an assistant turn that only calls tools).',
-      'Where is my order 1042?',
-    ),
-    name: Type.Optional(
-      Type.String({ description: 'A name for the participant; passed on.', examples: ['alice'] }),
-    ),
-    tool_calls: Type.Optional(
-      Type.Array(
-        AnyObject('A tool call the assistant made; passed on.', { id: 'call_1', type: 'function' }),
-        {
-          description: 'The tool calls of an assistant turn; passed on, not evaluated.',
-          examples: [
-            [{ id: 'call_1', type: 'function', function: { name: 'find_order', arguments: '{"id":1042}' } }],
-          ],
-        },
-      ),
-    ),
-    tool_call_id: Type.Optional(
-      Type.String({ description: 'The tool call a tool message answers; passed on.', examples: ['call_1'] }),
-    ),
-    refusal: optionalNullable(
-      Type.String(),
-      'An assistant’s refusal; evaluated as its text when the turn has no content.',
-      null,
-    ),
-    audio: optionalNullable(
-      Type.Object({}, { additionalProperties: true }),
-      'A previous audio reply, by id; passed on.',
-      {
-        id: 'audio_abc123',
-      },
-    ),
-    function_call: optionalNullable(
-      Type.Object({}, { additionalProperties: true }),
-      'OpenAI’s deprecated function call of an assistant turn; passed on.',
-      { name: 'find_order', arguments: '{"id":1042}' },
-    ),
-  },
-  {
-    additionalProperties: false,
-    description: 'One message of the conversation, as OpenAI’s Chat Completions API takes it.',
-    examples: [{ role: 'user', content: 'Where is my order 1042?' }],
-  },
-)
-export type ChatMessage = Static<typeof ChatMessageSchema>
+/** A message in OpenAI's shape, the same schema as every route's (src/schemas/messages.ts). */
+export { CHAT_ROLES } from './messages.js'
+export const ChatMessageSchema = MessageSchema
+export type { ChatMessage } from './messages.js'
 
 const passed = 'Passed to the upstream as sent.'
 

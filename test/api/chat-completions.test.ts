@@ -130,6 +130,7 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
       PROVIDER_INTERNAL_WORKSPACES: 'default,partners',
       PROVIDER_UNREACHABLE_BASE_URL: 'http://127.0.0.1:9/v1',
       PROVIDER_TIMEOUT_MS: '400',
+      CHAT_COMPLETIONS_BODY_LIMIT_BYTES: String(2 * 1024 * 1024),
     })
     await t.app.listen({ port: 0, host: '127.0.0.1' })
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`
@@ -1305,12 +1306,12 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
       expect(unreachable.message).toBe('502 Could not reach the model provider (ECONNREFUSED)')
     })
 
-    it('shows Fastify’s own refusals: a body over 1 MiB, not JSON, or not sent as JSON', async () => {
+    it('shows Fastify’s own refusals: a body over the route’s limit, not JSON, or not sent as JSON', async () => {
       const tooLarge = await sdkError(
-        client.chat.completions.create({ model: 'm', messages: user('x'.repeat(1024 * 1024)) }),
+        client.chat.completions.create({ model: 'm', messages: user('x'.repeat(2 * 1024 * 1024)) }),
       )
       expect(seen(tooLarge)).toEqual({
-        message: '413 The request body is larger than 1 MiB (1048576 bytes)',
+        message: "413 The request body is larger than this route's limit of 2 MiB (2097152 bytes)",
         status: 413,
         type: 'payload_too_large',
         code: 'payload_too_large',

@@ -223,11 +223,20 @@ describe.each(STORE_KINDS)('policy test cases (%s)', (kind) => {
           '/expected/rules/0/why',
         ],
         [{ ...base, messages: [{ role: 'robot', content: 'x' }] }, '/messages/0/role'],
+        [{ ...base, messages: [{ role: 'user', content: 'x', nme: 'n' }] }, '/messages/0/nme'],
         [{ ...base, messages: [{ role: 'user', content: 'x', name: 'n' }] }, '/messages/0/name'],
         [
-          { ...base, messages: [{ role: 'user', content: [{ type: 'image', text: 'x' }] }] },
-          '/messages/0/content',
+          {
+            ...base,
+            messages: [{ role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function' }] }],
+          },
+          '/messages/0/tool_calls',
         ],
+        [
+          { ...base, messages: [{ role: 'user', content: [{ type: 'text', txt: 'x' }] }] },
+          '/messages/0/content/0/text',
+        ],
+        [{ ...base, messages: [{ role: 'user', content: 7 }] }, '/messages/0/content'],
         [{ ...base, messages: [] }, '/messages'],
         [{ ...base, context: 'doc' }, '/context'],
         [{ ...base, id: '.hidden' }, '/id'],

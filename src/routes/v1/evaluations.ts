@@ -14,6 +14,7 @@ import {
   LoggedEvaluationSchema,
 } from '../../schemas/evaluations.js'
 import type { Services } from '../../services/index.js'
+import { readBodyMessages } from './messages.js'
 
 const tags = ['evaluations']
 
@@ -46,14 +47,16 @@ export const evaluationsRoutes: FastifyPluginAsyncTypebox<{ services: Services }
     },
     async (request) => {
       const { workspaceId, keyId } = request.principal
-      return untilClientLeaves(request, (signal) =>
+      const { messages, notRead } = readBodyMessages(request.body.messages)
+      const answer = await untilClientLeaves(request, (signal) =>
         services.evaluations.evaluate(
           { workspaceId, keyId, requestId: String(request.id) },
           request.params.application_id,
-          request.body,
+          { ...request.body, messages },
           { signal },
         ),
       )
+      return notRead.length > 0 ? { ...answer, not_read: notRead } : answer
     },
   )
 

@@ -11,13 +11,23 @@ import {
   PolicyTestCreateSchema,
   PolicyTestPageSchema,
   PolicyTestParamsSchema,
+  type PolicyTestPatch,
+  type PolicyTestPatchBody,
   PolicyTestPatchSchema,
   PolicyTestRunRequestSchema,
   PolicyTestRunSchema,
   PolicyTestSchema,
 } from '../../schemas/policy-tests.js'
 import type { Services } from '../../services/index.js'
+import { readTestCaseMessages } from './messages.js'
+
 import { policyPath } from './policies.js'
+
+/** A patch whose messages, when sent, are read as the service reads them. */
+function patchWithReadableMessages(body: PolicyTestPatchBody): PolicyTestPatch {
+  const { messages, ...rest } = body
+  return messages === undefined ? rest : { ...rest, messages: readTestCaseMessages(messages) }
+}
 
 export const policyTestPath = (applicationId: string, policyId: string, id: string) =>
   `${policyPath(applicationId, policyId)}/tests/${encodeURIComponent(id)}`
@@ -54,7 +64,7 @@ export const policyTestsRoutes: FastifyPluginAsyncTypebox<{ services: Services }
         request.principal.workspaceId,
         application_id,
         policy_id,
-        request.body,
+        { ...request.body, messages: readTestCaseMessages(request.body.messages) },
       )
       reply.code(201).header('location', policyTestPath(application_id, policy_id, stored.id))
       return sendJson(reply, stored.json, stored.etag)
@@ -144,7 +154,7 @@ export const policyTestsRoutes: FastifyPluginAsyncTypebox<{ services: Services }
         application_id,
         policy_id,
         test_id,
-        request.body,
+        patchWithReadableMessages(request.body),
         request.headers['if-match'],
       )
       return sendJson(reply, stored.json, stored.etag)

@@ -1,0 +1,94 @@
+import { type FieldError, invalid, pointerToken } from '../../errors.js'
+import {
+  type ConversationMessage,
+  type NotRead,
+  readableMessages,
+  toolCallText,
+} from '../../rules/conversation.js'
+import type { ChatMessage } from '../../schemas/messages.js'
+
+/**
+ * What the schema cannot say without a noisy `anyOf`: a `text` part carries a string `text`, a
+ * `refusal` part a string `refusal`. One error per part, at the field that is missing.
+ */
+export function partErrors(messages: readonly ChatMessage[], at: string): FieldError[] {
+  const errors: FieldError[] = []
+  messages.forEach((m, i) => {
+    if (!Array.isArray(m.content)) return
+    m.content.forEach((part, p) => {
+      const field = part.type === 'text' ? 'text' : part.type === 'refusal' ? 'refusal' : null
+      if (field === null || typeof part[field] === 'string') return
+      const pointer = `${at}/${i}/content/${p}/${pointerToken(field)}`
+      errors.push({
+        pointer,
+        detail: part[field] === undefined ? 'is required' : 'must be a string',
+      })
+    })
+  })
+  return errors
+}
+
+/**
+ * The most characters of tool-call arguments one conversation carries. The evaluation's work
+ * bound (EVALUATION_MAX_WORK) counts the messages' content; until it counts arguments too, they
+ * are bounded here.
+ */
+export const MAX_ARGUMENTS_CHARACTERS = 1_048_576
+
+/** A 422 at the call that takes the arguments past MAX_ARGUMENTS_CHARACTERS. */
+function argumentsErrors(messages: readonly ChatMessage[], at: string): FieldError[] {
+  let total = 0
+  for (const [i, m] of messages.entries())
+    for (const [j, call] of (m.tool_calls ?? []).entries()) {
+      const text = toolCallText(call)
+      if (text === null) continue
+      total += text.length
+      if (total > MAX_ARGUMENTS_CHARACTERS)
+        return [
+          {
+            pointer: `${at}/${i}/tool_calls/${j}/${call.function?.arguments !== undefined ? 'function/arguments' : 'custom/input'}`,
+            detail: `takes the conversation's tool-call arguments past ${MAX_ARGUMENTS_CHARACTERS} characters`,
+          },
+        ]
+    }
+  return []
+}
+
+/**
+ * Messages as sent (OpenAI's shape) as the services read them, or a 422 naming each malformed
+ * part; `notRead` names what was passed over (non-text parts, audio, function_call).
+ */
+export function readBodyMessages(
+  messages: readonly ChatMessage[],
+  at = '/messages',
+): { messages: ConversationMessage[]; notRead: NotRead[] } {
+  const errors = [...partErrors(messages, at), ...argumentsErrors(messages, at)]
+  if (errors.length > 0) throw invalid(errors)
+  return readableMessages(messages)
+}
+
+/** The message fields a policy test case does not store yet. */
+const NOT_STORED = ['tool_calls', 'tool_call_id', 'name'] as const
+
+/**
+ * A policy test case's messages as stored: read like an evaluation's, but a case with fields its
+ * store does not keep yet (tool calls, tool_call_id, name) is a 422 at each of them rather than
+ * a case stored without them.
+ */
+export function readTestCaseMessages(
+  messages: readonly ChatMessage[],
+  at = '/messages',
+): ConversationMessage[] {
+  const errors: FieldError[] = partErrors(messages, at)
+  messages.forEach((m, i) => {
+    for (const field of NOT_STORED)
+      if (m[field] !== undefined)
+        errors.push({
+          pointer: `${at}/${i}/${field}`,
+          detail:
+            'is not kept by policy test cases yet; evaluate such a conversation with POST …/evaluations',
+        })
+  })
+  if (errors.length > 0) throw invalid(errors)
+  return readableMessages(messages).messages
+}

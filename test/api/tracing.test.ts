@@ -1,0 +1,140 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  evaluationSpan,
+  inSpan,
+  modelCallSpan,
+  recordEvaluation,
+  recordUsage,
+  ruleSpan,
+  startTelemetry,
+  type Telemetry,
+  telemetrySettings,
+  tracingOn,
+  withContext,
+} from '../../src/telemetry/index.js'
+import { createTestApp, type TestApp } from '../helpers/app.js'
+import { startOtlpReceiver } from '../helpers/otlp-receiver.js'
+
+describe('tracing settings', () => {
+  it('is off unless an OTLP endpoint is set, and off when disabled', () => {
+    expect(telemetrySettings({})).toBeNull()
+    expect(telemetrySettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318/' })).toEqual({
+      url: 'http://c:4318/v1/traces',
+      serviceName: 'warden',
+      guardrailAttributes: false,
+    })
+    expect(
+      telemetrySettings({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318',
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://t:9/traces',
+        OTEL_SERVICE_NAME: 'warden-eu',
+        TRACING_GUARDRAIL_ATTRIBUTES: 'true',
+      }),
+    ).toEqual({ url: 'http://t:9/traces', serviceName: 'warden-eu', guardrailAttributes: true })
+    expect(
+      telemetrySettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c', OTEL_SDK_DISABLED: 'true' }),
+    ).toBeNull()
+    expect(
+      telemetrySettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c', OTEL_TRACES_EXPORTER: 'none' }),
+    ).toBeNull()
+  })
+
+  it('off, runs each function and records nothing', async () => {
+    expect(tracingOn()).toBe(false)
+    expect(inSpan('x', {}, (span) => span)).toBeUndefined()
+    expect(await evaluationSpan('bot', 'api', async (span) => span)).toBeUndefined()
+  })
+})
+
+describe('traces exported over OTLP/HTTP', () => {
+  let receiver: Awaited<ReturnType<typeof startOtlpReceiver>>
+  let telemetry: Telemetry
+  let t: TestApp
+
+  beforeAll(async () => {
+    receiver = await startOtlpReceiver()
+    const started = startTelemetry({
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_SERVICE_NAME: 'warden-test',
+      TRACING_GUARDRAIL_ATTRIBUTES: 'true',
+    })
+    if (!started) throw new Error('tracing did not start')
+    telemetry = started
+    t = await createTestApp('sqlite')
+  })
+  afterAll(async () => {
+    await t.close()
+    await telemetry.shutdown()
+    await receiver.close()
+  })
+
+  it('continues the caller’s W3C trace with a server span per request', async () => {
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736'
+    const parent = '00f067aa0ba902b7'
+    const res = await t.request({
+      method: 'GET',
+      url: '/v1/applications?limit=1',
+      headers: { traceparent: `00-${traceId}-${parent}-01` },
+    })
+    expect(res.statusCode).toBe(200)
+    await telemetry.flush()
+    const span = await receiver.spanNamed('GET /v1/applications')
+    expect(span).toMatchObject({ traceId, parentSpanId: parent, kind: 2 })
+    expect(span.attributes).toMatchObject({
+      'http.request.method': 'GET',
+      'http.route': '/v1/applications',
+      'url.path': '/v1/applications',
+      'http.response.status_code': 200,
+    })
+    expect(span.resource['service.name']).toBe('warden-test')
+  })
+
+  it('nests the helpers’ spans, with GenAI and guardrail attributes', async () => {
+    await evaluationSpan('bot', 'chat_input', async (evaluation) => {
+      ruleSpan('no-pii', 0, 'pii', () => undefined)
+      await modelCallSpan({ operation: 'chat', provider: 'openai', model: 'gpt-4o-mini' }, async (call) => {
+        recordUsage(call, { prompt_tokens: 12, completion_tokens: 5 }, 'gpt-4o-mini-2024-07-18')
+      })
+      recordEvaluation(evaluation, { id: 'e1', verdict: 'fail', action: 'block', failedPolicies: ['no-pii'] })
+    })
+    await telemetry.flush()
+    const evaluation = await receiver.spanNamed('warden.evaluation')
+    const rule = await receiver.spanNamed('warden.rule')
+    const call = await receiver.spanNamed('chat gpt-4o-mini')
+    expect(rule.parentSpanId).toBe(evaluation.spanId)
+    expect(call.parentSpanId).toBe(evaluation.spanId)
+    expect(call.kind).toBe(3)
+    expect(call.attributes).toEqual({
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': 'openai',
+      'gen_ai.request.model': 'gpt-4o-mini',
+      'gen_ai.usage.input_tokens': 12,
+      'gen_ai.usage.output_tokens': 5,
+      'gen_ai.response.model': 'gpt-4o-mini-2024-07-18',
+    })
+    expect(evaluation.attributes).toMatchObject({
+      'warden.application.id': 'bot',
+      'warden.evaluation.source': 'chat_input',
+      'warden.evaluation.action': 'block',
+      'gen_ai.operation.name': 'apply_guardrail',
+      'gen_ai.guardrail.decision.type': 'deny',
+      'gen_ai.guardrail.policy.id': ['no-pii'],
+    })
+    expect(rule.attributes).toEqual({
+      'warden.policy.id': 'no-pii',
+      'warden.rule.index': 0,
+      'warden.rule.type': 'pii',
+    })
+  })
+
+  it('records a failure on the span and passes the error on', async () => {
+    await expect(
+      inSpan('warden.failing', {}, async () => {
+        throw new Error('upstream gone')
+      }),
+    ).rejects.toThrow('upstream gone')
+    await telemetry.flush()
+    expect((await receiver.spanNamed('warden.failing')).name).toBe('warden.failing')
+    expect(withContext(null, () => 1)).toBe(1)
+  })
+})
