@@ -4,21 +4,28 @@ import { invalid } from '../errors.js'
 import {
   type Action,
   type CompletionShell,
-  completionTexts,
+  completionReplies,
   type EvaluatedMessage,
   evaluatedMessages,
   guardedCompletion,
   guardedStream,
+  type ReplyOfChoice,
   replacementText,
   type StreamChunk,
   stoppedCompletion,
   stoppedStream,
-  streamTexts,
+  streamReplies,
   upstreamBody,
 } from '../proxy/completions.js'
 import { callUpstream, streamUpstream } from '../proxy/upstream.js'
 import type { CompiledPolicy } from '../rules/evaluate.js'
-import { guardsReply, type StreamDetector, StreamRelease, streamPlan } from '../rules/stream.js'
+import {
+  guardsReply,
+  type StreamDetector,
+  StreamRelease,
+  streamPlan,
+  ToolCallRelease,
+} from '../rules/stream.js'
 import type { Application } from '../schemas/applications.js'
 import type { ChatCompletionRequest, WardenOutcome } from '../schemas/chat-completions.js'
 import type { Evaluation } from '../schemas/evaluations.js'
@@ -143,7 +150,7 @@ export class ChatCompletionsService {
 
     let reply: Awaited<ReturnType<typeof callUpstream>>
     let decided: ({ answer: Evaluation; record: EvaluationRecord } | null)[]
-    let texts: Map<number, string | null>
+    let replies: Map<number, ReplyOfChoice>
     let indexes: number[]
     try {
       reply = await callUpstream({
@@ -153,15 +160,15 @@ export class ChatCompletionsService {
         timeoutMs: this.deps.config.providerTimeoutMs,
         ...(signal ? { signal } : {}),
       })
-      texts = reply.stream ? streamTexts(reply.chunks).texts : completionTexts(reply.completion)
-      indexes = [...texts.keys()].sort((a, b) => a - b)
+      replies = reply.stream ? streamReplies(reply.chunks).replies : completionReplies(reply.completion)
+      indexes = [...replies.keys()].sort((a, b) => a - b)
       decided = await Promise.all(
         indexes.map((index) =>
           this.evaluateOutput(
             caller,
             applicationId,
             conversation,
-            texts.get(index) ?? null,
+            replies.get(index) ?? { text: null, toolCalls: [] },
             inputDecided.policies,
             signal,
           ),
@@ -236,14 +243,16 @@ export class ChatCompletionsService {
       {
         inputDecided,
         release,
+        // Scored rules judge arguments only in the whole reply: then none is released before it passed.
+        toolCalls: new ToolCallRelease(plan.detectors, plan.scored.length > 0),
         guarding: guardsReply(inputDecided.policies.policies.map((p) => p.policy)),
         halt,
-        evaluateOutput: (text) =>
+        evaluateOutput: (reply) =>
           this.evaluateOutput(
             caller,
             applicationId,
             conversation,
-            text,
+            reply,
             inputDecided.policies,
             signal,
           ) as Promise<Decided>,
@@ -256,22 +265,24 @@ export class ChatCompletionsService {
 
   /**
    * The evaluation of one choice's reply after the conversation, by the revisions the input was
-   * evaluated with (a policy changed meanwhile judges the next completion); none for a choice
-   * without text (tool calls only).
+   * evaluated with (a policy changed meanwhile judges the next completion): its text and its tool
+   * calls' arguments (docs/agents.md); none for a choice with neither.
    */
   private evaluateOutput(
     caller: EvaluationCaller,
     applicationId: string,
     conversation: EvaluatedMessage[],
-    text: string | null,
+    reply: ReplyOfChoice,
     policies: StoredPolicies,
     signal: AbortSignal | undefined,
   ): Promise<{ answer: Evaluation; record: EvaluationRecord }> | null {
-    if (text === null) return null
+    if (reply.text === null && reply.toolCalls.length === 0) return null
+    const message: EvaluatedMessage = { role: 'assistant', content: reply.text ?? '' }
+    if (reply.toolCalls.length > 0) message.tool_calls = reply.toolCalls
     return this.deps.evaluations.evaluateUnlogged(
       caller,
       applicationId,
-      { messages: [...conversation, { role: 'assistant', content: text }] },
+      { messages: [...conversation, message] },
       { ...(signal ? { signal } : {}), source: 'chat_output', policies },
     )
   }

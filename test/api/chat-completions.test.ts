@@ -361,30 +361,35 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
       expect(double.received[1]?.body).toEqual({ model: 'm1', messages: user('x'), top_k: 5 })
     })
 
-    it('passes a tool call through and evaluates no text for it', async () => {
-      const toolCall = {
+    it('passes a tool call through once its arguments passed, and replaces one carrying a card', async () => {
+      const toolCall = (args: string) => ({
         id: 'call_1',
         type: 'function',
-        function: { name: 'find_order', arguments: `{"card":"${CARD}"}` },
-      }
-      double.script({
+        function: { name: 'find_order', arguments: args },
+      })
+      const reply = (args: string) => ({
         json: completion('', {
           choices: [
             {
               index: 0,
-              message: { role: 'assistant', content: null, tool_calls: [toolCall] },
+              message: { role: 'assistant', content: null, tool_calls: [toolCall(args)] },
               finish_reason: 'tool_calls',
             },
           ],
         }),
       })
+      double.script(reply('{"order":1042}'))
       const data = await client.chat.completions.create({ model: 'm', messages: user('where is my order?') })
-      expect(data.choices[0]?.message.tool_calls).toEqual([toolCall])
+      expect(data.choices[0]?.message.tool_calls).toEqual([toolCall('{"order":1042}')])
       expect((data as any).warden).toMatchObject({
         action: 'allow',
-        output_evaluation_id: null,
-        output_evaluation_ids: [null],
+        output_evaluation_id: expect.any(String),
       })
+
+      double.script(reply(`{"card":"${CARD}"}`))
+      const replaced = await client.chat.completions.create({ model: 'm', messages: user('refund?') })
+      expect(replaced.choices[0]?.message).toEqual({ role: 'assistant', content: OVERRIDE, refusal: null })
+      expect((replaced as any).warden.action).toBe('override')
     })
   })
 
