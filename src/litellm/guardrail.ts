@@ -5,6 +5,7 @@
  * BerriAI/litellm. Pure: what LiteLLM sent becomes a conversation, and an evaluation's answer
  * becomes LiteLLM's action.
  */
+import { describeFailedRule, failedRules } from '../rules/failed-rules.js'
 import type { Evaluation } from '../schemas/evaluations.js'
 import type { GuardrailRequest, GuardrailResponse } from '../schemas/litellm.js'
 import {
@@ -64,33 +65,6 @@ export function guardrailConversation(request: GuardrailRequest): ChatMessage[] 
 }
 
 /**
- * Which enforced policies and rules failed: ids, rule index and type, the kinds of their findings;
- * never the matched text.
- */
-export function failedRules(evaluation: Evaluation): string[] {
-  const failed: string[] = []
-  for (const policy of evaluation.policies) {
-    if (policy.mode !== 'enforce') continue
-    const counts =
-      policy.verdict === 'fail' || (policy.verdict === 'error' && policy.on_error === 'fail_closed')
-    if (!counts) continue
-    for (const rule of policy.rules) {
-      const failing = !rule.satisfied || (rule.status === 'error' && policy.on_error === 'fail_closed')
-      if (!failing) continue
-      const kinds = [...new Set(rule.findings.map((f) => f.kind))]
-      const what =
-        rule.status === 'error'
-          ? `${rule.type}: error`
-          : kinds.length > 0
-            ? `${rule.type}: ${kinds.join(', ')}`
-            : rule.type
-      failed.push(`policy ${policy.id} rule ${rule.index} (${what})`)
-    }
-  }
-  return failed
-}
-
-/**
  * LiteLLM's action for an evaluation's answer: allow is NONE; an override of a reply that has no
  * tool calls is GUARDRAIL_INTERVENED with the override_response in place of the reply's texts;
  * any other override, and a block, is BLOCKED (LiteLLM refuses the call with the reason: the
@@ -105,7 +79,7 @@ export function guardrailAnswer(request: GuardrailRequest, evaluation: Evaluatio
     return { action: 'GUARDRAIL_INTERVENED', texts: [override, ...Array<string>(count - 1).fill('')] }
   }
   if (override !== null) return { action: 'BLOCKED', blocked_reason: override }
-  const rules = failedRules(evaluation)
+  const rules = failedRules(evaluation).map(describeFailedRule)
   const which = rules.length > 0 ? `: ${rules.join('; ')}` : ''
   return { action: 'BLOCKED', blocked_reason: `Blocked by Warden${which}; evaluation ${evaluation.id}` }
 }

@@ -4,13 +4,33 @@
  * Warden sends, as a JSON completion or as OpenAI's server-sent events. No I/O here.
  */
 import { readableMessages } from '../rules/conversation.js'
+import { failedRules } from '../rules/failed-rules.js'
 import type { Application } from '../schemas/applications.js'
-import type { ChatCompletionRequest, ChatMessage, WardenOutcome } from '../schemas/chat-completions.js'
-import type { EvaluationRequest } from '../schemas/evaluations.js'
+import type {
+  ChatCompletionRequest,
+  ChatMessage,
+  FailedRuleOutcome,
+  WardenOutcome,
+} from '../schemas/chat-completions.js'
+import type { Evaluation, EvaluationRequest } from '../schemas/evaluations.js'
 import type { ToolCall } from '../schemas/messages.js'
 
 export type Action = WardenOutcome['action']
 export type EvaluatedMessage = EvaluationRequest['messages'][number]
+
+/**
+ * The rules that failed an evaluation of a chat completion, as its `warden.failed` names them
+ * (docs/chat-completions.md, "Reasons"): `evaluation` input or output, the choice for an output.
+ * `policies` are the evaluation's, or, for a streamed window that failed, the window's.
+ */
+export function failedIn(
+  evaluation: 'input' | 'output',
+  id: string,
+  choice: number | null,
+  policies: Pick<Evaluation, 'policies'>,
+): FailedRuleOutcome[] {
+  return failedRules(policies).map((rule) => ({ evaluation, evaluation_id: id, choice, ...rule }))
+}
 
 /** What a choice of a reply says: its text (null when none) and its tool calls (docs/agents.md). */
 export interface ReplyOfChoice {

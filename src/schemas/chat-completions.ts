@@ -155,6 +155,63 @@ export type ChatCompletionRequest = Static<typeof ChatCompletionRequestSchema>
 
 export const ChatCompletionParamsSchema = Type.Object({ application_id: ApplicationIdParam })
 
+export const FailedRuleSchema = Type.Object(
+  {
+    evaluation: Type.Unsafe<'input' | 'output'>({
+      type: 'string',
+      enum: ['input', 'output'],
+      description:
+        'Which evaluation failed: the conversation before the call (input), or a choice’s reply (output).',
+      examples: ['output'],
+    }),
+    evaluation_id: Type.String({
+      description: 'That evaluation’s id in the evaluation log, where the findings and their locations are.',
+      examples: ['0193c1c0-5e20-7b21-8f03-7d2c5e9a1b44'],
+    }),
+    choice: Nullable(Type.Integer(), {
+      description: 'The choice whose reply failed; null for the input.',
+      examples: [0],
+    }),
+    policy_id: Type.String({ description: 'The failing enforced policy.', examples: ['no-pii'] }),
+    policy_revision: Nullable(Type.Integer(), {
+      description: 'The policy’s revision evaluated.',
+      examples: [3],
+    }),
+    rule_index: Type.Integer({ description: 'The rule’s position in the policy.', examples: [0] }),
+    rule_type: Type.String({ description: 'The rule’s type.', examples: ['pii'] }),
+    status: Type.Unsafe<'pass' | 'fail' | 'skipped' | 'error'>({
+      type: 'string',
+      enum: ['pass', 'fail', 'skipped', 'error'],
+      description:
+        'The rule’s status: fail, error (counted as a failure by a fail_closed policy), or pass for a rule expected to fail.',
+      examples: ['fail'],
+    }),
+    categories: Type.Array(Type.String(), {
+      description:
+        'What the rule found, by kind (credit_card, email, keyword, regex, length, toxicity, prompt_injection, …), each once; empty when it reported no finding. Never the matched text.',
+      examples: [['credit_card']],
+    }),
+  },
+  {
+    additionalProperties: false,
+    description: 'An enforced rule that failed, named without the text it matched.',
+    examples: [
+      {
+        evaluation: 'output',
+        evaluation_id: '0193c1c0-5e20-7b21-8f03-7d2c5e9a1b44',
+        choice: 0,
+        policy_id: 'no-pii',
+        policy_revision: 3,
+        rule_index: 0,
+        rule_type: 'pii',
+        status: 'fail',
+        categories: ['credit_card'],
+      },
+    ],
+  },
+)
+export type FailedRuleOutcome = Static<typeof FailedRuleSchema>
+
 export const WardenOutcomeSchema = Type.Object(
   {
     action: Type.Unsafe<'allow' | 'override' | 'block'>({
@@ -176,8 +233,13 @@ export const WardenOutcomeSchema = Type.Object(
     }),
     output_evaluation_ids: Type.Array(Nullable(Type.String()), {
       description:
-        'The evaluation of every choice’s reply, in choice order (null for a choice without text); empty when the input stopped the call.',
+        'The evaluation of every choice’s reply, in choice order (null for a choice with neither text nor tool calls); empty when the input stopped the call.',
       examples: [['0193c1c0-5e20-7b21-8f03-7d2c5e9a1b44']],
+    }),
+    failed: Type.Array(FailedRuleSchema, {
+      description:
+        'Why the answer was blocked or overridden: each enforced rule that failed, in the input’s evaluation, then in each choice’s in choice order; empty for allow. Ids, type and categories only, never the matched text: an application holding only an evaluations:write key can tell its user why.',
+      examples: [[]],
     }),
   },
   {
@@ -189,6 +251,7 @@ export const WardenOutcomeSchema = Type.Object(
         input_evaluation_id: '0193c1c0-5e1f-7a3c-9a51-2c1f4d3e8a90',
         output_evaluation_id: '0193c1c0-5e20-7b21-8f03-7d2c5e9a1b44',
         output_evaluation_ids: ['0193c1c0-5e20-7b21-8f03-7d2c5e9a1b44'],
+        failed: [],
       },
     ],
   },

@@ -7,6 +7,7 @@ import {
   completionReplies,
   type EvaluatedMessage,
   evaluatedMessages,
+  failedIn,
   guardedCompletion,
   guardedStream,
   type ReplyOfChoice,
@@ -123,6 +124,7 @@ export class ChatCompletionsService {
         input_evaluation_id: input.id,
         output_evaluation_id: null,
         output_evaluation_ids: [],
+        failed: failedIn('input', input.id, null, input),
       }
       const text = replacementText(input.override_response)
       const n = request.n ?? 1
@@ -182,9 +184,12 @@ export class ChatCompletionsService {
     const outputs = decided.map((d) => d?.answer ?? null)
     const replacements = new Map<number, string>()
     let action: Action = 'allow'
+    const failed: WardenOutcome['failed'] = []
     for (const [i, output] of outputs.entries()) {
       if (!output || output.action === 'allow') continue
-      replacements.set(indexes[i] as number, replacementText(output.override_response))
+      const choice = indexes[i] as number
+      replacements.set(choice, replacementText(output.override_response))
+      failed.push(...failedIn('output', output.id, choice, output))
       if (action === 'allow') action = output.action
     }
     const ids = outputs.map((output) => output?.id ?? null)
@@ -193,6 +198,7 @@ export class ChatCompletionsService {
       input_evaluation_id: input.id,
       output_evaluation_id: ids[0] ?? null,
       output_evaluation_ids: ids,
+      failed,
     }
     const guarded = guardsReply(inputDecided.policies.policies.map((p) => p.policy))
     return {

@@ -3,6 +3,7 @@ import {
   type Action,
   addToolCallPieces,
   errorEvent,
+  failedIn,
   overriddenChunk,
   type ReplyOfChoice,
   relayedFields,
@@ -287,22 +288,30 @@ export class StreamRelay {
     // text scores).
     let action: Action = output.action
     let override = output.override_response
+    let why = output
     if (action === 'allow') {
       action = failed === null ? 'block' : failed.action
       override = failed === null ? null : failed.override_response
+      // The window's verdict stopped the stream: its failing rules are the reason.
+      if (failed !== null) why = { ...output, policies: failed.policies }
     }
     if (this.held) yield sseEvent(this.held)
-    yield sseEvent(overriddenChunk(this.envelope, override, this.outcome(action, output)))
+    yield sseEvent(overriddenChunk(this.envelope, override, this.outcome(action, output, why)))
     yield SSE_DONE
   }
 
-  private outcome(action: Action, output: Evaluation): WardenOutcome {
+  private outcome(
+    action: Action,
+    output: Evaluation,
+    why: Pick<Evaluation, 'policies'> = output,
+  ): WardenOutcome {
     const input = this.run.inputDecided.answer
     return {
       action,
       input_evaluation_id: input.id,
       output_evaluation_id: output.id,
       output_evaluation_ids: [output.id],
+      failed: action === 'allow' ? [] : failedIn('output', output.id, 0, why),
     }
   }
 }

@@ -149,6 +149,20 @@ describe.each(STORE_KINDS)('guarded chat completions of an agent (%s)', (kind) =
         const body = await res.text()
         const warden = stream ? eventsOf(body).at(-1).warden : JSON.parse(body).warden
         expect(warden.action).toBe('block')
+        // Why, for the client: the policy and rule, never the matched text.
+        expect(warden.failed).toEqual([
+          {
+            evaluation: 'input',
+            evaluation_id: warden.input_evaluation_id,
+            choice: null,
+            policy_id: 'no-injection',
+            policy_revision: 1,
+            rule_index: 0,
+            rule_type: 'keywords',
+            status: 'fail',
+            categories: ['keyword'],
+          },
+        ])
         expect(await findingsOf(warden.input_evaluation_id)).toEqual([
           {
             policy: 'no-injection',
@@ -195,6 +209,19 @@ describe.each(STORE_KINDS)('guarded chat completions of an agent (%s)', (kind) =
         finish_reason: 'content_filter',
       })
       expect(JSON.stringify(data)).not.toContain('4111')
+      expect(data.warden.failed).toEqual([
+        {
+          evaluation: 'output',
+          evaluation_id: data.warden.output_evaluation_id,
+          choice: 0,
+          policy_id: 'no-card-out',
+          policy_revision: 1,
+          rule_index: 0,
+          rule_type: 'pii',
+          status: 'fail',
+          categories: ['credit_card'],
+        },
+      ])
       expect(await findingsOf(data.warden.output_evaluation_id)).toEqual([
         {
           policy: 'no-card-out',
@@ -264,6 +291,17 @@ describe.each(STORE_KINDS)('guarded chat completions of an agent (%s)', (kind) =
           finish_reason: 'content_filter',
         })
         expect(last.warden.action).toBe('override')
+        expect(last.warden.failed).toEqual([
+          expect.objectContaining({
+            evaluation: 'output',
+            evaluation_id: last.warden.output_evaluation_id,
+            choice: 0,
+            policy_id: 'no-card-out',
+            rule_type: 'pii',
+            categories: ['credit_card'],
+          }),
+        ])
+        expect(JSON.stringify(last.warden)).not.toContain('4111')
         const findings = await findingsOf(last.warden.output_evaluation_id)
         expect(findings).toEqual([
           {
@@ -292,6 +330,7 @@ describe.each(STORE_KINDS)('guarded chat completions of an agent (%s)', (kind) =
       const last = events.at(-1)
       expect(last.choices[0].finish_reason).toBe('tool_calls')
       expect(last.warden.action).toBe('allow')
+      expect(last.warden.failed).toEqual([])
       expect(await findingsOf(last.warden.output_evaluation_id)).toEqual([])
     })
 

@@ -1657,6 +1657,10 @@ describe('streams under scored output rules, scored on windows (sqlite)', () => 
     expect(received).not.toContain('live')
     expect(finish).toBe('content_filter')
     expect(last.warden).toMatchObject({ action: 'override' })
+    // The client reads which rule failed: the toxicity rule that scored the window.
+    expect(last.warden.failed).toEqual([
+      expect.objectContaining({ evaluation: 'output', choice: 0, rule_index: 0, rule_type: 'toxicity' }),
+    ])
     // The log holds the evaluation of the whole text received.
     const entry = await t.request({
       method: 'GET',
