@@ -358,21 +358,31 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/evaluations (
     expect(errors.map((e: { pointer: string }) => e.pointer)).toContain(pointer)
   })
 
-  it('bounds the tool-call arguments one conversation carries', async () => {
+  it('counts tool-call arguments towards EVALUATION_MAX_WORK', async () => {
     const call = (n: number) => ({
       id: `c${n}`,
       type: 'function',
       function: { name: 'f', arguments: 'x'.repeat(600_000) },
     })
+    const draft = {
+      id: 'long-arguments',
+      rules: Array.from({ length: 30 }, () => ({ type: 'length', value: '10' })),
+      target: ['assistant'],
+    }
     const body = problem(
-      await evaluate({ messages: [{ role: 'assistant', content: null, tool_calls: [call(0), call(1)] }] }),
+      await evaluate({
+        messages: [{ role: 'assistant', content: null, tool_calls: [call(0), call(1)] }],
+        draft_policies: [draft],
+      }),
       422,
       'validation_error',
     )
     expect(body.errors).toEqual([
       {
-        pointer: '/messages/0/tool_calls/1/function/arguments',
-        detail: "takes the conversation's tool-call arguments past 1048576 characters",
+        pointer: '/draft_policies',
+        detail: expect.stringMatching(
+          /^This evaluation would cost 1200000 characters × \d+ rules = \d+, over the limit of 32000000 \(EVALUATION_MAX_WORK\)/,
+        ),
       },
     ])
   })

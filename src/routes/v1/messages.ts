@@ -1,10 +1,5 @@
 import { type FieldError, invalid, pointerToken } from '../../errors.js'
-import {
-  type ConversationMessage,
-  type NotRead,
-  readableMessages,
-  toolCallText,
-} from '../../rules/conversation.js'
+import { type ConversationMessage, type NotRead, readableMessages } from '../../rules/conversation.js'
 import type { ChatMessage } from '../../schemas/messages.js'
 
 /**
@@ -29,32 +24,6 @@ export function partErrors(messages: readonly ChatMessage[], at: string): FieldE
 }
 
 /**
- * The most characters of tool-call arguments one conversation carries. The evaluation's work
- * bound (EVALUATION_MAX_WORK) counts the messages' content; until it counts arguments too, they
- * are bounded here.
- */
-export const MAX_ARGUMENTS_CHARACTERS = 1_048_576
-
-/** A 422 at the call that takes the arguments past MAX_ARGUMENTS_CHARACTERS. */
-function argumentsErrors(messages: readonly ChatMessage[], at: string): FieldError[] {
-  let total = 0
-  for (const [i, m] of messages.entries())
-    for (const [j, call] of (m.tool_calls ?? []).entries()) {
-      const text = toolCallText(call)
-      if (text === null) continue
-      total += text.length
-      if (total > MAX_ARGUMENTS_CHARACTERS)
-        return [
-          {
-            pointer: `${at}/${i}/tool_calls/${j}/${call.function?.arguments !== undefined ? 'function/arguments' : 'custom/input'}`,
-            detail: `takes the conversation's tool-call arguments past ${MAX_ARGUMENTS_CHARACTERS} characters`,
-          },
-        ]
-    }
-  return []
-}
-
-/**
  * Messages as sent (OpenAI's shape) as the services read them, or a 422 naming each malformed
  * part; `notRead` names what was passed over (non-text parts, audio, function_call).
  */
@@ -62,7 +31,7 @@ export function readBodyMessages(
   messages: readonly ChatMessage[],
   at = '/messages',
 ): { messages: ConversationMessage[]; notRead: NotRead[] } {
-  const errors = [...partErrors(messages, at), ...argumentsErrors(messages, at)]
+  const errors = partErrors(messages, at)
   if (errors.length > 0) throw invalid(errors)
   return readableMessages(messages)
 }
