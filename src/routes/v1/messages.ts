@@ -36,28 +36,13 @@ export function readBodyMessages(
   return readableMessages(messages)
 }
 
-/** The message fields a policy test case does not store yet. */
-const NOT_STORED = ['tool_calls', 'tool_call_id', 'name'] as const
-
 /**
- * A policy test case's messages as stored: read like an evaluation's, but a case with fields its
- * store does not keep yet (tool calls, tool_call_id, name) is a 422 at each of them rather than
- * a case stored without them.
+ * A policy test case's messages as stored: read like an evaluation's (non-text parts are not
+ * kept), with the agent's fields (tool calls, tool_call_id, name) kept as sent.
  */
 export function readTestCaseMessages(
   messages: readonly ChatMessage[],
   at = '/messages',
 ): ConversationMessage[] {
-  const errors: FieldError[] = partErrors(messages, at)
-  messages.forEach((m, i) => {
-    for (const field of NOT_STORED)
-      if (m[field] !== undefined)
-        errors.push({
-          pointer: `${at}/${i}/${field}`,
-          detail:
-            'is not kept by policy test cases yet; evaluate such a conversation with POST …/evaluations',
-        })
-  })
-  if (errors.length > 0) throw invalid(errors)
-  return readableMessages(messages).messages
+  return readBodyMessages(messages, at).messages
 }
