@@ -30,6 +30,7 @@ import {
 import type { Application } from '../schemas/applications.js'
 import type { ChatCompletionRequest, WardenOutcome } from '../schemas/chat-completions.js'
 import type { Evaluation } from '../schemas/evaluations.js'
+import { type ModelCall, modelCallSpan, recordUsage, type Span } from '../telemetry/index.js'
 import type { ApplicationsService } from './applications.service.js'
 import type { Clock } from './clock.js'
 import type { EvaluationRecord } from './evaluation-log.service.js'
@@ -74,6 +75,25 @@ export interface ChatCompletionsDependencies {
 }
 
 const PATH_POINTER = '#/path/application_id'
+
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+
+/** The upstream call as OpenTelemetry's GenAI conventions name it: a chat with the application's provider. */
+const modelCall = (application: Application, model: string): ModelCall => ({
+  operation: 'chat',
+  provider: application.provider ?? 'unknown',
+  model,
+})
+
+/** The chunk of a stream that carries its usage (the last with `usage`), if any. */
+function streamUsage(chunks: readonly StreamChunk[]): Json | undefined {
+  for (let i = chunks.length - 1; i >= 0; i--) {
+    const chunk = (chunks[i] as StreamChunk).chunk
+    if (isObject(chunk.usage)) return chunk
+  }
+  return undefined
+}
 
 /**
  * Guarded chat completions (docs/chat-completions.md): the application's model and parameters as
@@ -147,7 +167,17 @@ export class ChatCompletionsService {
     ) {
       const plan = streamPlan(inputDecided.policies.policies.map((p) => p.compiled as CompiledPolicy))
       if (plan.mode === 'incremental')
-        return this.released(caller, applicationId, upstream, body, conversation, inputDecided, plan, signal)
+        return this.released(
+          caller,
+          applicationId,
+          upstream,
+          body,
+          conversation,
+          inputDecided,
+          plan,
+          signal,
+          modelCall(application, model),
+        )
     }
 
     let reply: Awaited<ReturnType<typeof callUpstream>>
@@ -155,12 +185,19 @@ export class ChatCompletionsService {
     let replies: Map<number, ReplyOfChoice>
     let indexes: number[]
     try {
-      reply = await callUpstream({
-        upstream,
-        body,
-        stream,
-        timeoutMs: this.deps.config.providerTimeoutMs,
-        ...(signal ? { signal } : {}),
+      reply = await modelCallSpan(modelCall(application, model), async (span) => {
+        const answered = await callUpstream({
+          upstream,
+          body,
+          stream,
+          timeoutMs: this.deps.config.providerTimeoutMs,
+          ...(signal ? { signal } : {}),
+        })
+        if (span) {
+          const usage = answered.stream ? streamUsage(answered.chunks) : answered.completion
+          recordUsage(span, usage?.usage as Json | undefined, usage?.model)
+        }
+        return answered
       })
       replies = reply.stream ? streamReplies(reply.chunks).replies : completionReplies(reply.completion)
       indexes = [...replies.keys()].sort((a, b) => a - b)
@@ -226,7 +263,18 @@ export class ChatCompletionsService {
     inputDecided: Decided & { policies: StoredPolicies },
     plan: { detectors: StreamDetector[]; scored: CompiledPolicy[] },
     signal: AbortSignal | undefined,
+    call: ModelCall,
   ): Promise<ChatCompletionAnswer> {
+    // The upstream call's span (tracing on) lasts until the relay ends, past this function.
+    let callSpan: Span | undefined
+    let endCall: () => void = () => undefined
+    const callEnded = new Promise<void>((resolve) => {
+      endCall = resolve
+    })
+    void modelCallSpan(call, (span) => {
+      callSpan = span
+      return callEnded
+    })
     // Aborted when the stream stops early, though a chunk is being waited for.
     const halt = new AbortController()
     const chunks = streamUpstream({
@@ -239,6 +287,7 @@ export class ChatCompletionsService {
     try {
       first = await chunks.next()
     } catch (error) {
+      endCall()
       await this.deps.evaluations.log([inputDecided])
       throw error
     }
@@ -263,6 +312,10 @@ export class ChatCompletionsService {
             signal,
           ) as Promise<Decided>,
         log: (decided) => this.deps.evaluations.log(decided),
+        upstreamChunk: (chunk) => {
+          if (callSpan && isObject(chunk.usage)) recordUsage(callSpan, chunk.usage, chunk.model)
+        },
+        upstreamEnded: endCall,
       },
       chunks,
     )

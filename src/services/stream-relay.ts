@@ -44,6 +44,10 @@ export interface RelayRun {
   /** The output evaluation of the whole reply: its text and its tool calls (not logged). */
   evaluateOutput(reply: ReplyOfChoice): Promise<Decided>
   log(decided: Decided[]): Promise<void>
+  /** Told of each upstream chunk as it arrives (its usage, for the upstream call's span). */
+  upstreamChunk?(chunk: Json): void
+  /** The relay is done with the upstream: it ended, failed or was stopped. */
+  upstreamEnded?(): void
 }
 
 /** What handling one upstream chunk led to: on to the next, or the stream has ended. */
@@ -98,6 +102,7 @@ export class StreamRelay {
     } finally {
       this.run.halt.abort()
       await this.chunks.return(undefined)
+      this.run.upstreamEnded?.()
     }
   }
 
@@ -120,6 +125,7 @@ export class StreamRelay {
 
   /** Relays one upstream chunk: its text as the rules release it, the rest as it came. */
   private async *chunk({ raw, chunk }: StreamChunk): AsyncGenerator<string, Next> {
+    this.run.upstreamChunk?.(chunk)
     const { choices: _, usage: __, warden: ___, ...rest } = chunk
     if (!('object' in this.envelope)) this.envelope = { ...rest, object: 'chat.completion.chunk' }
     const choices = chunk.choices as Json[]

@@ -292,3 +292,28 @@ export function endHttpSpan(span: Span, statusCode: number): void {
 export function withContext<T>(traced: Context | null | undefined, fn: () => T): T {
   return traced ? context.with(traced, fn) : fn()
 }
+
+/**
+ * An async iterable whose steps run with `traced` as the active context (a released stream's
+ * events, made after the handler returned); the iterable itself when tracing is off.
+ */
+export function iterateInContext<T>(
+  traced: Context | null | undefined,
+  iterable: AsyncIterable<T>,
+): AsyncIterable<T> {
+  if (!traced) return iterable
+  return {
+    [Symbol.asyncIterator]() {
+      const iterator = iterable[Symbol.asyncIterator]()
+      return {
+        next: () => context.with(traced, () => iterator.next()),
+        return: (value?: unknown) =>
+          context.with(traced, () =>
+            iterator.return
+              ? iterator.return(value)
+              : Promise.resolve({ done: true, value } as IteratorReturnResult<T>),
+          ),
+      }
+    },
+  }
+}

@@ -14,6 +14,7 @@ import {
 } from '../../src/telemetry/index.js'
 import { createTestApp, type TestApp } from '../helpers/app.js'
 import { startOtlpReceiver } from '../helpers/otlp-receiver.js'
+import { chunksOf, completion, startUpstreamDouble, type UpstreamDouble } from '../helpers/upstream-double.js'
 
 describe('tracing settings', () => {
   it('is off unless an OTLP endpoint is set, and off when disabled', () => {
@@ -50,8 +51,10 @@ describe('traces exported over OTLP/HTTP', () => {
   let receiver: Awaited<ReturnType<typeof startOtlpReceiver>>
   let telemetry: Telemetry
   let t: TestApp
+  let double: UpstreamDouble
 
   beforeAll(async () => {
+    double = await startUpstreamDouble()
     receiver = await startOtlpReceiver()
     const started = startTelemetry({
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
@@ -60,10 +63,30 @@ describe('traces exported over OTLP/HTTP', () => {
     })
     if (!started) throw new Error('tracing did not start')
     telemetry = started
-    t = await createTestApp('sqlite')
+    t = await createTestApp('sqlite', { PROVIDER_DOUBLE_BASE_URL: double.baseUrl })
+    const create = async (url: string, payload: object) => {
+      const res = await t.request({ method: 'POST', url, payload })
+      expect(res.statusCode, res.body).toBe(201)
+    }
+    await create('/v1/applications', {
+      id: 'traced',
+      name: 'Traced',
+      description: '',
+      provider: 'double',
+      model: 'traced-model',
+    })
+    await create('/v1/applications/traced/policies', {
+      id: 'no-pii',
+      rules: [
+        { type: 'pii', flagged: ['credit_card'] },
+        { type: 'length', value: '10000' },
+      ],
+      target: ['input', 'output'],
+    })
   })
   afterAll(async () => {
     await t.close()
+    await double.close()
     await telemetry.shutdown()
     await receiver.close()
   })
@@ -136,5 +159,71 @@ describe('traces exported over OTLP/HTTP', () => {
     await telemetry.flush()
     expect((await receiver.spanNamed('warden.failing')).name).toBe('warden.failing')
     expect(withContext(null, () => 1)).toBe(1)
+  })
+
+  it('shows one guarded chat completion as one trace: the evaluations, the upstream call and the rules', async () => {
+    const traceId = '0af7651916cd43dd8448eb211c80319c'
+    const route = 'POST /v1/applications/:application_id/chat/completions'
+    const traced = async (stream: boolean, parent: string) => {
+      double.script(
+        stream
+          ? { chunks: chunksOf('Your order ships today.', { usage: true }) }
+          : { json: completion('Your order ships today.') },
+      )
+      const res = await t.request({
+        method: 'POST',
+        url: '/v1/applications/traced/chat/completions',
+        headers: { traceparent: `00-${traceId}-${parent}-01` },
+        payload: {
+          messages: [{ role: 'user', content: 'When does my order ship?' }],
+          ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
+        },
+      })
+      expect(res.statusCode, res.body).toBe(200)
+      await telemetry.flush()
+      // The server span ends last: once it is in, the spans it holds are too.
+      await receiver.spanNamed(route)
+      await telemetry.flush()
+      return receiver.spans.filter((s) => s.traceId === traceId)
+    }
+    for (const [stream, parent] of [
+      [false, '00f067aa0ba902b7'],
+      [true, '00f067aa0ba902b8'],
+    ] as const) {
+      receiver.spans.length = 0
+      const spans = await traced(stream, parent)
+      const server = spans.find((s) => s.name === route)
+      expect(server?.parentSpanId).toBe(parent)
+      const evaluations = spans.filter((s) => s.name === 'warden.evaluation')
+      expect(evaluations.map((e) => e.attributes['warden.evaluation.source']).sort()).toEqual([
+        'chat_input',
+        'chat_output',
+      ])
+      for (const evaluation of evaluations) {
+        expect(evaluation.parentSpanId).toBe(server?.spanId)
+        expect(evaluation.attributes).toMatchObject({
+          'warden.application.id': 'traced',
+          'warden.evaluation.action': 'allow',
+        })
+        const rules = spans.filter((s) => s.name === 'warden.rule' && s.parentSpanId === evaluation.spanId)
+        expect(rules.map((r) => r.attributes)).toEqual([
+          { 'warden.policy.id': 'no-pii', 'warden.rule.index': 0, 'warden.rule.type': 'pii' },
+          { 'warden.policy.id': 'no-pii', 'warden.rule.index': 1, 'warden.rule.type': 'length' },
+        ])
+      }
+      const call = spans.find((s) => s.name === 'chat traced-model')
+      expect(call?.parentSpanId).toBe(server?.spanId)
+      expect(call?.kind).toBe(3)
+      expect(call?.attributes).toEqual({
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.provider.name': 'double',
+        'gen_ai.request.model': 'traced-model',
+        'gen_ai.response.model': 'upstream-model',
+        'gen_ai.usage.input_tokens': 10,
+        'gen_ai.usage.output_tokens': 5,
+      })
+      // Never a conversation's text in a span.
+      expect(JSON.stringify(spans)).not.toContain('order ships')
+    }
   })
 })

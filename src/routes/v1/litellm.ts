@@ -6,6 +6,8 @@ import { guardrailAnswer, guardrailConversation } from '../../litellm/guardrail.
 import { EvaluationParamsSchema } from '../../schemas/evaluations.js'
 import { GuardrailRequestSchema, GuardrailResponseSchema } from '../../schemas/litellm.js'
 import type { Services } from '../../services/index.js'
+import { requestTraceContext } from '../../telemetry/http.js'
+import { withContext } from '../../telemetry/index.js'
 import { readBodyMessages } from './messages.js'
 
 /** The path LiteLLM appends to a generic guardrail's api_base. */
@@ -36,11 +38,13 @@ export const litellmRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
       const { workspaceId, keyId } = request.principal
       const { messages } = readBodyMessages(guardrailConversation(request.body), '/structured_messages')
       const evaluation = await untilClientLeaves(request, (signal) =>
-        services.evaluations.evaluate(
-          { workspaceId, keyId, requestId: String(request.id) },
-          request.params.application_id,
-          { messages, context: null },
-          { signal },
+        withContext(requestTraceContext(request), () =>
+          services.evaluations.evaluate(
+            { workspaceId, keyId, requestId: String(request.id) },
+            request.params.application_id,
+            { messages, context: null },
+            { signal },
+          ),
         ),
       )
       return guardrailAnswer(request.body, evaluation)

@@ -19,8 +19,9 @@ import {
   PolicyTestSchema,
 } from '../../schemas/policy-tests.js'
 import type { Services } from '../../services/index.js'
+import { requestTraceContext } from '../../telemetry/http.js'
+import { withContext } from '../../telemetry/index.js'
 import { readTestCaseMessages } from './messages.js'
-
 import { policyPath } from './policies.js'
 
 /** A patch whose messages, when sent, are read as the service reads them. */
@@ -216,12 +217,14 @@ export const policyTestsRoutes: FastifyPluginAsyncTypebox<{ services: Services }
     },
     async (request) =>
       untilClientLeaves(request, (signal) =>
-        services.policyTests.run(
-          request.principal.workspaceId,
-          request.params.application_id,
-          request.params.policy_id,
-          request.body,
-          signal,
+        withContext(requestTraceContext(request), () =>
+          services.policyTests.run(
+            request.principal.workspaceId,
+            request.params.application_id,
+            request.params.policy_id,
+            request.body,
+            signal,
+          ),
         ),
       ),
   )
