@@ -283,8 +283,8 @@ describe('the README', () => {
     return { server, key, dir }
   }
 
-  it('marks its quick start and its walkthrough as tested', () => {
-    expect(sessions).toEqual(['quickstart', 'walkthrough'])
+  it('marks its quick start, its walkthrough and its agent example as tested', () => {
+    expect(sessions).toEqual(['quickstart', 'walkthrough', 'agents'])
     for (const block of marked) {
       expect(block.lang, `README line ${block.line}`).toBe(block.marker === 'first-start' ? 'text' : 'sh')
     }
