@@ -28,7 +28,7 @@ import type { Store } from '../store/database.js'
 import { findApplicationSeq, findEvaluatedApplication } from '../store/evaluations.repository.js'
 import { findPolicy, findPolicyBySeq, findPolicyRevision } from '../store/policies.repository.js'
 import type { PolicyRow } from '../store/tables.js'
-import { evaluationSpan, recordEvaluation, ruleSpan, tracingOn } from '../telemetry/index.js'
+import { evaluationSpan, recordEvaluation, ruleSpan } from '../telemetry/index.js'
 import type { Clock } from './clock.js'
 import { policyFromColumns } from './documents.js'
 import type { EvaluationCaller, EvaluationLogService, EvaluationRecord } from './evaluation-log.service.js'
@@ -148,7 +148,14 @@ export class EvaluationsService {
   ): Promise<{ answer: Evaluation; record: EvaluationRecord; policies: StoredPolicies }> {
     // A span per evaluation when tracing is on (docs/tracing.md); off, the call as is.
     return evaluationSpan(applicationId, options.source ?? request.source ?? 'api', async (span) => {
-      const decided = await this.decideUnlogged(caller, applicationId, request, options)
+      // Rules get spans of their own only under an evaluation span that records (sampled in).
+      const decided = await this.decideUnlogged(
+        caller,
+        applicationId,
+        request,
+        options,
+        span?.isRecording() === true,
+      )
       if (span) {
         const { answer } = decided
         recordEvaluation(span, {
@@ -167,6 +174,7 @@ export class EvaluationsService {
     applicationId: string,
     request: EvaluationRequest,
     options: EvaluationOptions,
+    traced: boolean,
   ): Promise<{ answer: Evaluation; record: EvaluationRecord; policies: StoredPolicies }> {
     const { workspaceId } = caller
     const asked = options.signal
@@ -239,7 +247,7 @@ export class EvaluationsService {
           workspace: workspaceId,
           signal,
           ...(metrics ? { observeRule: metrics.rule } : {}),
-          ...(tracingOn() ? { traceRule: tracedRule } : {}),
+          ...(traced ? { traceRule: tracedRule } : {}),
         },
       )
     }

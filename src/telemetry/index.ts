@@ -239,7 +239,11 @@ export function recordEvaluation(span: Span | undefined, outcome: EvaluationOutc
   }
 }
 
-/** A span over one rule of one policy (`warden.rule`): the policy, the rule's index and type. */
+/**
+ * A span over one rule of one policy (`warden.rule`): the policy, the rule's index and type.
+ * `fn` is synchronous (a rule evaluated on the event loop): the span is a child of the active one
+ * and ends when `fn` returns, without a context of its own (nothing under it makes spans).
+ */
 export function ruleSpan<T>(
   policyId: string,
   index: number,
@@ -247,11 +251,20 @@ export function ruleSpan<T>(
   fn: (span: Span | undefined) => T,
 ): T {
   if (active === null) return fn(undefined)
-  return inSpan(
-    'warden.rule',
-    { 'warden.policy.id': policyId, 'warden.rule.index': index, 'warden.rule.type': type },
-    fn,
-  )
+  const span = active.tracer.startSpan('warden.rule', {
+    attributes: { 'warden.policy.id': policyId, 'warden.rule.index': index, 'warden.rule.type': type },
+  })
+  try {
+    return fn(span)
+  } catch (error) {
+    span.setStatus({
+      code: SpanStatusCode.ERROR,
+      message: error instanceof Error ? error.message : String(error),
+    })
+    throw error
+  } finally {
+    span.end()
+  }
 }
 
 /** The caller's trace, from its W3C `traceparent` and `tracestate` headers (the root when none). */

@@ -1,0 +1,159 @@
+#!/usr/bin/env node
+// What tracing costs (docs/tracing.md): the reference evaluation (bench/evaluation-cases.mjs: a
+// 6-message conversation of about 4 KB against the reference policy of pii, keywords, regex and
+// length rules) over HTTP, against two Warden processes started alike but for tracing: one with
+// no OTEL_* variable (off), one exporting every span over OTLP/HTTP to a receiver on 127.0.0.1
+// (on). Rounds alternate off and on; the cost is 1 − the median of each pair's on/off ratio.
+// Goal: at most 5%. One run, printed.
+//
+//   npm run build && node bench/tracing.mjs
+//   node bench/tracing.mjs --rounds 5 --duration 10 --connections 32
+//
+// Where taskset exists, the load generator and the receiver run on core 0, Warden on core 1.
+import { randomBytes } from 'node:crypto'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { REFERENCE_BODY, REFERENCE_POLICY } from './evaluation-cases.mjs'
+import {
+  benchArgs,
+  errorsOf,
+  hasTaskset,
+  load,
+  median,
+  root,
+  runPinned,
+  START_FLAGS,
+  startProcess,
+  stop,
+} from './lib.mjs'
+
+const { ROUNDS, DURATION, CONNECTIONS } = benchArgs()
+const GOAL = 0.05
+
+/** An OTLP/HTTP receiver that reads each export, counts its spans and answers 200 `{}`. */
+const RECEIVER = `
+const http = require('node:http')
+let spans = 0
+http.createServer((req, res) => {
+  const parts = []
+  req.on('data', (p) => parts.push(p))
+  req.on('end', () => {
+    if (req.method === 'POST' && req.url === '/v1/traces') {
+      const body = JSON.parse(Buffer.concat(parts).toString('utf8'))
+      for (const rs of body.resourceSpans ?? []) for (const ss of rs.scopeSpans ?? []) spans += (ss.spans ?? []).length
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}')
+    } else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ spans }))
+  })
+}).listen(Number(process.env.PORT), '127.0.0.1')
+`
+
+async function startWarden(env) {
+  const dir = mkdtempSync(join(tmpdir(), 'warden-bench-tracing-'))
+  const adminKey = `bench-admin-${randomBytes(16).toString('hex')}`
+  const warden = await startProcess([...START_FLAGS, 'bin/warden.js', 'serve'], {
+    DATABASE_URL: `sqlite:${join(dir, 'bench.db')}`,
+    WARDEN_ADMIN_KEY: adminKey,
+    RATE_LIMIT_PER_MINUTE: '100000000',
+    ...env,
+  })
+  const headers = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' }
+  const post = async (path, body) => {
+    const res = await fetch(`${warden.base}${path}`, { method: 'POST', headers, body })
+    if (res.status >= 300) throw new Error(`${path}: ${res.status} ${await res.text()}`)
+    return res.json()
+  }
+  await post('/v1/applications', JSON.stringify({ id: 'ref', name: 'Reference', description: '' }))
+  await post('/v1/applications/ref/policies', JSON.stringify(REFERENCE_POLICY))
+  const path = '/v1/applications/ref/evaluations'
+  // One answer, checked, so that the figures measure what they claim to.
+  const answer = await post(path, REFERENCE_BODY)
+  if (answer.verdict !== 'fail') throw new Error('the reference conversation should fail its policy')
+  return { ...warden, dir, requests: [{ method: 'POST', path, headers, body: REFERENCE_BODY }] }
+}
+
+async function main() {
+  if (!existsSync(join(root, 'dist', 'warden.mjs'))) throw new Error('run `npm run build` first')
+  console.log(
+    `Warden tracing benchmark: ${ROUNDS} rounds × ${DURATION} s, ${CONNECTIONS} connections, ${hasTaskset ? 'load and receiver on core 0, Warden on core 1' : 'no taskset: unpinned'}`,
+  )
+  const receiver = await startProcess(['-e', RECEIVER], {}, { readyPath: '/', core: 0 })
+  const off = await startWarden({})
+  const on = await startWarden({
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.base,
+    OTEL_SERVICE_NAME: 'warden-bench',
+  })
+  // OpenTelemetry's standard sampler variables: one trace in ten recorded and exported.
+  const sampled = await startWarden({
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.base,
+    OTEL_SERVICE_NAME: 'warden-bench',
+    OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+    OTEL_TRACES_SAMPLER_ARG: '0.1',
+  })
+  // A second of load each before measuring: no round measures a cold JIT.
+  for (const w of [off, on, sampled])
+    await load({ port: w.port, requests: w.requests, duration: 1, connections: CONNECTIONS })
+
+  const rounds = []
+  for (let i = 0; i < ROUNDS; i++) {
+    const a = await load({
+      port: off.port,
+      requests: off.requests,
+      duration: DURATION,
+      connections: CONNECTIONS,
+    })
+    const b = await load({
+      port: on.port,
+      requests: on.requests,
+      duration: DURATION,
+      connections: CONNECTIONS,
+    })
+    const c = await load({
+      port: sampled.port,
+      requests: sampled.requests,
+      duration: DURATION,
+      connections: CONNECTIONS,
+    })
+    rounds.push({
+      off: a.requests.average,
+      on: b.requests.average,
+      sampled: c.requests.average,
+      ratio: b.requests.average / a.requests.average,
+      sampledRatio: c.requests.average / a.requests.average,
+      p99Off: a.latency.p99,
+      p99On: b.latency.p99,
+      p99Sampled: c.latency.p99,
+      errors: errorsOf(a) + errorsOf(b) + errorsOf(c),
+    })
+  }
+  const exported = await fetch(`${receiver.base}/count`).then((r) => r.json())
+  const ratio = median(rounds.map((r) => r.ratio))
+  const sampledRatio = median(rounds.map((r) => r.sampledRatio))
+  const cost = 1 - ratio
+  const sampledCost = 1 - sampledRatio
+
+  console.log('')
+  console.log(
+    '| round | off req/s | on req/s | on/off | on, 1 in 10 sampled req/s | sampled/off | p99 off / on / sampled ms | errors |',
+  )
+  console.log('|---:|---:|---:|---:|---:|---:|---:|---:|')
+  for (const [i, r] of rounds.entries())
+    console.log(
+      `| ${i + 1} | ${r.off.toFixed(0)} | ${r.on.toFixed(0)} | ${r.ratio.toFixed(3)} | ${r.sampled.toFixed(0)} | ${r.sampledRatio.toFixed(3)} | ${r.p99Off} / ${r.p99On} / ${r.p99Sampled} | ${r.errors} |`,
+    )
+  console.log('')
+  const verdict = (c) => `${(c * 100).toFixed(1)}%; goal ≤ ${GOAL * 100}%: ${c <= GOAL ? 'met' : 'NOT met'}`
+  console.log(`tracing on, every trace recorded: cost ${verdict(cost)} (median of ${ROUNDS} paired rounds)`)
+  console.log(
+    `tracing on, OTEL_TRACES_SAMPLER=parentbased_traceidratio, ARG 0.1: cost ${verdict(sampledCost)}`,
+  )
+  console.log(`spans received by the OTLP receiver: ${exported.spans}`)
+
+  for (const w of [off, on, sampled]) {
+    await stop(w)
+    rmSync(w.dir, { recursive: true, force: true })
+  }
+  await stop(receiver)
+}
+
+await runPinned(main)
