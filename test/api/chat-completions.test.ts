@@ -1647,6 +1647,55 @@ describe('streams under scored output rules, scored on windows (sqlite)', () => 
     judge.received.length = 0
   })
 
+  it('holds a tool call’s arguments back until the whole reply passed the judged rules', async () => {
+    const base_ = { id: 'chatcmpl-upstream', object: 'chat.completion.chunk', created: 1, model: 'u' }
+    const piece = (delta: object, finish: string | null = null) => ({
+      ...base_,
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+    })
+    const callChunks = (args: string) => [
+      piece({ role: 'assistant', content: null }),
+      piece({
+        tool_calls: [{ index: 0, id: 'c1', type: 'function', function: { name: 'refund', arguments: '' } }],
+      }),
+      ...[...args].map((c) => piece({ tool_calls: [{ index: 0, function: { arguments: c } }] })),
+      piece({}, 'tool_calls'),
+    ]
+    const stream = async (args: string) => {
+      double.script({ chunks: callChunks(args) })
+      const res = await fetch(`${base}/v1/applications/custom-guard/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${t.adminKey}` },
+        body: JSON.stringify({ model: 'm', stream: true, messages: [{ role: 'user', content: 'Refund?' }] }),
+      })
+      return (await res.text())
+        .split('\n\n')
+        .filter((e) => e.startsWith('data: {'))
+        .map((e) => JSON.parse(e.slice(6)))
+    }
+    const args = '{"order": 1042, "note": "late delivery"}'
+    const passed = await stream(args)
+    const withArguments = passed.filter((e) =>
+      (e.choices?.[0]?.delta?.tool_calls ?? []).some((c: any) => (c.function?.arguments ?? '') !== ''),
+    )
+    // Nothing of the arguments before the end: all of them with the last chunk, which says why it ended.
+    expect(withArguments).toHaveLength(1)
+    expect(withArguments[0]).toBe(passed.at(-1))
+    expect(passed.at(-1).choices[0].delta.tool_calls).toEqual([{ index: 0, function: { arguments: args } }])
+    expect(passed.at(-1).choices[0].finish_reason).toBe('tool_calls')
+    expect(passed.at(-1).warden).toMatchObject({ action: 'allow', failed: [] })
+
+    const failed = await stream('{"order": 1042, "note": "refund guarantee"}')
+    expect(JSON.stringify(failed)).not.toContain('guarantee')
+    expect(failed.at(-1).choices[0]).toMatchObject({
+      delta: { content: OVERRIDE },
+      finish_reason: 'content_filter',
+    })
+    expect(failed.at(-1).warden.failed).toEqual([
+      expect.objectContaining({ policy_id: 'custom-guard-policy', rule_type: 'custom', categories: [] }),
+    ])
+  })
+
   it('never sends a threat written mid-stream, which the offline model scores on its window', async () => {
     const text =
       'Thanks for your message. I know where you live and I will make you regret this. Have a nice day.'
