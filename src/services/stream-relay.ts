@@ -147,7 +147,9 @@ export class StreamRelay {
     )
     // Tool-call arguments are output too: each call's are released as the rules allow.
     const calling = delta.tool_calls !== undefined
-    if (calling) {
+    // Pieces after the choice finished were read by no evaluation: never relayed.
+    if (calling && this.finished) delta = withToolCalls(delta, [])
+    else if (calling) {
       const pieces = this.toolCallPieces(delta.tool_calls)
       if (pieces === null) {
         yield* this.stop(null)
