@@ -31,17 +31,22 @@ import {
 const { ROUNDS, DURATION, CONNECTIONS } = benchArgs()
 const GOAL = 0.05
 
-/** An OTLP/HTTP receiver that reads each export, counts its spans and answers 200 `{}`. */
+/**
+ * An OTLP/HTTP receiver that answers each export 200 `{}` and counts its spans as cheaply as it
+ * can (occurrences of `"spanId"`, found in the bytes without parsing them): it shares core 0 with
+ * the load generator, and must not starve it.
+ */
 const RECEIVER = `
 const http = require('node:http')
+const needle = Buffer.from('"spanId"')
 let spans = 0
 http.createServer((req, res) => {
   const parts = []
   req.on('data', (p) => parts.push(p))
   req.on('end', () => {
     if (req.method === 'POST' && req.url === '/v1/traces') {
-      const body = JSON.parse(Buffer.concat(parts).toString('utf8'))
-      for (const rs of body.resourceSpans ?? []) for (const ss of rs.scopeSpans ?? []) spans += (ss.spans ?? []).length
+      const body = Buffer.concat(parts)
+      for (let at = body.indexOf(needle); at !== -1; at = body.indexOf(needle, at + needle.length)) spans++
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}')
     } else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ spans }))
   })
