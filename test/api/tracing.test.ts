@@ -52,9 +52,17 @@ describe('traces exported over OTLP/HTTP', () => {
   let telemetry: Telemetry
   let t: TestApp
   let double: UpstreamDouble
+  let judge: UpstreamDouble
 
   beforeAll(async () => {
     double = await startUpstreamDouble()
+    judge = await startUpstreamDouble()
+    judge.fallback = () => ({
+      json: completion(JSON.stringify({ score: 0.9, reason: 'On topic.' }), {
+        model: 'judge-model-2026',
+        usage: { prompt_tokens: 120, completion_tokens: 9, total_tokens: 129 },
+      }),
+    })
     receiver = await startOtlpReceiver()
     const started = startTelemetry({
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
@@ -63,7 +71,11 @@ describe('traces exported over OTLP/HTTP', () => {
     })
     if (!started) throw new Error('tracing did not start')
     telemetry = started
-    t = await createTestApp('sqlite', { PROVIDER_DOUBLE_BASE_URL: double.baseUrl })
+    t = await createTestApp('sqlite', {
+      PROVIDER_DOUBLE_BASE_URL: double.baseUrl,
+      JUDGE_BASE_URL: judge.baseUrl,
+      JUDGE_MODEL: 'judge-model',
+    })
     const create = async (url: string, payload: object) => {
       const res = await t.request({ method: 'POST', url, payload })
       expect(res.statusCode, res.body).toBe(201)
@@ -87,6 +99,7 @@ describe('traces exported over OTLP/HTTP', () => {
   afterAll(async () => {
     await t.close()
     await double.close()
+    await judge.close()
     await telemetry.shutdown()
     await receiver.close()
   })
@@ -225,5 +238,49 @@ describe('traces exported over OTLP/HTTP', () => {
       // Never a conversation's text in a span.
       expect(JSON.stringify(spans)).not.toContain('order ships')
     }
+  })
+
+  it('shows a judge’s call as a model call under the evaluation that asked, with its tokens', async () => {
+    const create = async (url: string, payload: object) => {
+      const res = await t.request({ method: 'POST', url, payload })
+      expect(res.statusCode, res.body).toBe(201)
+    }
+    await create('/v1/applications', { id: 'judged', name: 'Judged', description: '' })
+    await create('/v1/applications/judged/policies', {
+      id: 'on-topic',
+      rules: [{ type: 'relevance' }],
+      target: ['output'],
+    })
+    const traceId = '5bf92f3577b34da6a3ce929d0e0e4736'
+    const res = await t.request({
+      method: 'POST',
+      url: '/v1/applications/judged/evaluations',
+      headers: { traceparent: `00-${traceId}-00f067aa0ba902b9-01` },
+      payload: {
+        messages: [
+          { role: 'user', content: 'Where is my order?' },
+          { role: 'assistant', content: 'It ships today.' },
+        ],
+      },
+    })
+    expect(res.statusCode, res.body).toBe(200)
+    expect(res.json().policies[0].rules[0]).toMatchObject({ method: 'judge', status: 'pass' })
+    await telemetry.flush()
+    await receiver.spanNamed('POST /v1/applications/:application_id/evaluations')
+    await telemetry.flush()
+    const spans = receiver.spans.filter((s) => s.traceId === traceId)
+    const evaluation = spans.find((s) => s.name === 'warden.evaluation')
+    const call = spans.find((s) => s.name === 'chat judge-model')
+    expect(evaluation?.attributes['warden.evaluation.source']).toBe('api')
+    expect(call?.parentSpanId).toBe(evaluation?.spanId)
+    expect(call?.kind).toBe(3)
+    expect(call?.attributes).toEqual({
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': 'openai',
+      'gen_ai.request.model': 'judge-model',
+      'gen_ai.response.model': 'judge-model-2026',
+      'gen_ai.usage.input_tokens': 120,
+      'gen_ai.usage.output_tokens': 9,
+    })
   })
 })
