@@ -228,7 +228,7 @@ export const WardenOutcomeSchema = Type.Object(
     }),
     output_evaluation_id: Nullable(Type.String(), {
       description:
-        'The evaluation of the first choice’s reply; null when the input stopped the call or the choice has no text.',
+        'The evaluation of the first choice’s reply; null when the input stopped the call or the choice has neither text nor tool calls.',
       examples: ['0193c1c0-5e20-7b21-8f03-7d2c5e9a1b44'],
     }),
     output_evaluation_ids: Type.Array(Nullable(Type.String()), {
