@@ -182,10 +182,17 @@ export function isChunk(value: unknown): value is Json & { choices: Json[] } {
   )
 }
 
-/** A reply's tool calls as objects (anything else an upstream puts there reads as nothing). */
+/**
+ * A reply's tool calls as objects (anything else an upstream puts there reads as nothing). A
+ * reply in OpenAI's deprecated shape (`function_call`, answering `functions`) reads as one call:
+ * its arguments leave like a tool call's, and are read as call 0.
+ */
 function toolCallsOf(message: unknown): ToolCall[] {
-  if (!isObject(message) || !Array.isArray(message.tool_calls)) return []
-  return message.tool_calls.filter(isObject) as ToolCall[]
+  if (!isObject(message)) return []
+  if (Array.isArray(message.tool_calls) && message.tool_calls.length > 0)
+    return message.tool_calls.filter(isObject) as ToolCall[]
+  if (isObject(message.function_call)) return [{ type: 'function', function: message.function_call }]
+  return []
 }
 
 /** What each choice of a completion says, by choice index: its text and its tool calls. */
@@ -268,6 +275,9 @@ export function streamReplies(chunks: readonly StreamChunk[]): {
         if (typeof delta.content === 'string') state.content = (state.content ?? '') + delta.content
         if (typeof delta.refusal === 'string') state.refusal = (state.refusal ?? '') + delta.refusal
         addToolCallPieces(state.calls, delta.tool_calls)
+        // OpenAI's deprecated function_call streams as one call: call 0.
+        if (isObject(delta.function_call))
+          addToolCallPieces(state.calls, [{ index: 0, function: delta.function_call }])
       }
       if (typeof choice.finish_reason === 'string') state.finished = true
     }

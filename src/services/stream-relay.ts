@@ -73,6 +73,8 @@ export class StreamRelay {
   private whole: Promise<Decided> | null = null
   /** The reply's tool calls as received so far, by their index. */
   private readonly calls = new Map<number, StreamedCall>()
+  /** The reply calls a function in OpenAI's deprecated shape (`function_call`), read as call 0. */
+  private legacyCall = false
   /** The upstream's next chunk, being waited for beside a window's verdict. */
   private waiting: Promise<IteratorResult<StreamChunk>> | null = null
 
@@ -146,7 +148,7 @@ export class StreamRelay {
       (typeof choice.delta === 'object' && choice.delta !== null ? choice.delta : {}) as Json,
     )
     // Tool-call arguments are output too: each call's are released as the rules allow.
-    const calling = delta.tool_calls !== undefined
+    const calling = delta.tool_calls !== undefined || delta.function_call !== undefined
     // Pieces after the choice finished were read by no evaluation: never relayed.
     if (calling && this.finished) delta = withToolCalls(delta, [])
     else if (calling) {
@@ -156,6 +158,24 @@ export class StreamRelay {
         return 'ended'
       }
       delta = withToolCalls(delta, pieces)
+    }
+    // OpenAI's deprecated function_call is one call, call 0: its arguments are held back alike.
+    if (typeof delta.function_call === 'object' && delta.function_call !== null) {
+      if (this.finished) {
+        const { function_call: _, ...rest } = delta
+        delta = rest
+      } else {
+        this.legacyCall = true
+        const fn = delta.function_call as Json
+        const pieces = this.toolCallPieces([{ index: 0, function: fn }])
+        if (pieces === null) {
+          yield* this.stop(null)
+          return 'ended'
+        }
+        const { function_call: _, ...rest } = delta
+        const released = pieces[0]?.function as Json | undefined
+        delta = released === undefined ? rest : { ...rest, function_call: released }
+      }
     }
     // Content and a refusal beside it are both the reply's text: both are read, in that order.
     const texts = [delta.content, delta.refusal].filter((t): t is string => typeof t === 'string')
@@ -179,7 +199,9 @@ export class StreamRelay {
         return 'ended'
       }
       this.envelope = { ...this.envelope, warden: this.outcome('allow', end.output) }
-      const ended = withToolCalls(delta, mergedPieces(delta.tool_calls as Json[] | undefined, end.toolCalls))
+      const ended = this.legacyCall
+        ? withFunctionCallRest(delta, end.toolCalls.get(0))
+        : withToolCalls(delta, mergedPieces(delta.tool_calls as Json[] | undefined, end.toolCalls))
       this.held = {
         ...chunk,
         choices: [{ ...choice, delta: withText(ended, field, released + end.release) }],
@@ -204,7 +226,12 @@ export class StreamRelay {
       const end = await this.endOfReply()
       if ('stop' in end) return yield* this.stop(end.stop)
       if (end.release !== '') yield sseEvent(releasedChunk(this.envelope, this.textField, end.release))
-      if (end.toolCalls.size > 0) yield sseEvent(releasedToolCallsChunk(this.envelope, end.toolCalls))
+      if (end.toolCalls.size > 0)
+        yield sseEvent(
+          this.legacyCall
+            ? releasedChunkWith(this.envelope, withFunctionCallRest({}, end.toolCalls.get(0)))
+            : releasedToolCallsChunk(this.envelope, end.toolCalls),
+        )
       this.envelope = { ...this.envelope, warden: this.outcome('allow', end.output) }
     }
     const { warden, ...shell } = this.envelope
@@ -350,4 +377,19 @@ function mergedPieces(pieces: Json[] | undefined, rest: ReadonlyMap<number, stri
     } else merged.push({ index, function: { arguments: text } })
   }
   return merged.sort((a, b) => (a.index as number) - (b.index as number))
+}
+
+/** A delta with `rest` appended to its function_call's arguments (OpenAI's deprecated shape). */
+function withFunctionCallRest(delta: Json, rest: string | undefined): Json {
+  if (rest === undefined || rest === '') return delta
+  const fn = (
+    typeof delta.function_call === 'object' && delta.function_call !== null ? delta.function_call : {}
+  ) as Json
+  const before = typeof fn.arguments === 'string' ? fn.arguments : ''
+  return { ...delta, function_call: { ...fn, arguments: before + rest } }
+}
+
+/** A chunk of its own for choice 0 with this delta, under the stream's envelope. */
+function releasedChunkWith(envelope: Json, delta: Json): Json {
+  return { ...envelope, choices: [{ index: 0, delta, logprobs: null, finish_reason: null }] }
 }

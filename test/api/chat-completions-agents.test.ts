@@ -354,4 +354,55 @@ describe.each(STORE_KINDS)('guarded chat completions of an agent (%s)', (kind) =
       expect(JSON.stringify(stopped)).not.toContain('4111')
     })
   })
+
+  describe('a function call in OpenAI’s deprecated shape (function_call)', () => {
+    it('reads its arguments as call 0, buffered and streamed, and never sends a card in them', async () => {
+      double.script({
+        json: completion('', {
+          choices: [
+            {
+              index: 0,
+              message: {
+                role: 'assistant',
+                content: null,
+                function_call: { name: 'refund', arguments: ARGUMENTS },
+              },
+              logprobs: null,
+              finish_reason: 'function_call',
+            },
+          ],
+        }),
+      })
+      const res = await post({ messages: refundConversation })
+      expect(res.headers.get('x-warden-action')).toBe('override')
+      const data = (await res.json()) as any
+      expect(JSON.stringify(data)).not.toContain('4111')
+      expect(await findingsOf(data.warden.output_evaluation_id)).toEqual([
+        expect.objectContaining({ kind: 'credit_card', index: 1, tool_call: 0, path: '/payment/card' }),
+      ])
+
+      const legacyChunks = (args: string) => [
+        chunk({ role: 'assistant', content: null, function_call: { name: 'refund', arguments: '' } }),
+        ...[...args].map((c) => chunk({ function_call: { arguments: c } })),
+        chunk({}, 'function_call'),
+      ]
+      double.script({ chunks: legacyChunks(ARGUMENTS), gapMs: 1 })
+      const streamed = eventsOf(await (await post({ messages: refundConversation, stream: true })).text())
+      const sent = streamed.map((e) => e.choices?.[0]?.delta?.function_call?.arguments ?? '').join('')
+      expect(ARGUMENTS.startsWith(sent)).toBe(true)
+      expect(sent).not.toMatch(/4111/)
+      expect(streamed.at(-1).choices[0].finish_reason).toBe('content_filter')
+      expect(streamed.at(-1).warden.failed).toEqual([expect.objectContaining({ policy_id: 'no-card-out' })])
+
+      const clean = '{"order": 1042}'
+      double.script({ chunks: legacyChunks(clean) })
+      const passed = eventsOf(await (await post({ messages: refundConversation, stream: true })).text())
+      expect(passed.map((e) => e.choices?.[0]?.delta?.function_call?.arguments ?? '').join('')).toBe(clean)
+      expect(
+        passed.find((e) => e.choices?.[0]?.delta?.function_call?.name)?.choices[0].delta.function_call.name,
+      ).toBe('refund')
+      expect(passed.at(-1).choices[0].finish_reason).toBe('function_call')
+      expect(passed.at(-1).warden.action).toBe('allow')
+    })
+  })
 })
