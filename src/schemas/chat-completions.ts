@@ -67,7 +67,7 @@ export const ChatCompletionRequestSchema = Type.Object(
     ),
     stream: optionalNullable(
       Type.Boolean(),
-      'true: the answer is a stream of server-sent events in OpenAI’s chunk format, sent once the whole reply has been evaluated.',
+      'true: the answer is a stream of server-sent events in OpenAI’s chunk format, its text and tool-call arguments released as the reply grows once no enforced output rule can still flag them (X-Warden-Stream: buffered: sent once the whole reply passed); the last chunk carries `warden`.',
       false,
     ),
     stream_options: optionalNullable(
