@@ -17,6 +17,7 @@ import { join } from 'node:path'
 import { REFERENCE_BODY, REFERENCE_POLICY } from './evaluation-cases.mjs'
 import {
   benchArgs,
+  cpuSeconds,
   errorsOf,
   hasTaskset,
   load,
@@ -112,27 +113,19 @@ async function main() {
     }
   }
   await settled()
+  /** A round of load on `w`: its throughput, and Warden's CPU time per request (user and system). */
+  const measured = async (w) => {
+    const before = cpuSeconds(w.proc.pid)
+    const r = await load({ port: w.port, requests: w.requests, duration: DURATION, connections: CONNECTIONS })
+    r.cpuUs = ((cpuSeconds(w.proc.pid) - before) * 1e6) / Math.max(1, r.requests.total)
+    return r
+  }
   const rounds = []
   for (let i = 0; i < ROUNDS; i++) {
-    const a = await load({
-      port: off.port,
-      requests: off.requests,
-      duration: DURATION,
-      connections: CONNECTIONS,
-    })
-    const b = await load({
-      port: on.port,
-      requests: on.requests,
-      duration: DURATION,
-      connections: CONNECTIONS,
-    })
+    const a = await measured(off)
+    const b = await measured(on)
     await settled()
-    const c = await load({
-      port: sampled.port,
-      requests: sampled.requests,
-      duration: DURATION,
-      connections: CONNECTIONS,
-    })
+    const c = await measured(sampled)
     rounds.push({
       off: a.requests.average,
       on: b.requests.average,
@@ -142,6 +135,7 @@ async function main() {
       p99Off: a.latency.p99,
       p99On: b.latency.p99,
       p99Sampled: c.latency.p99,
+      cpu: [a.cpuUs, b.cpuUs, c.cpuUs],
       errors: errorsOf(a) + errorsOf(b) + errorsOf(c),
     })
     await settled()
@@ -154,18 +148,22 @@ async function main() {
 
   console.log('')
   console.log(
-    '| round | off req/s | on req/s | on/off | on, 1 in 10 sampled req/s | sampled/off | p99 off / on / sampled ms | errors |',
+    '| round | off req/s | on req/s | on/off | on, 1 in 10 sampled req/s | sampled/off | p99 off / on / sampled ms | CPU µs/req off / on / sampled | errors |',
   )
-  console.log('|---:|---:|---:|---:|---:|---:|---:|---:|')
+  console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
   for (const [i, r] of rounds.entries())
     console.log(
-      `| ${i + 1} | ${r.off.toFixed(0)} | ${r.on.toFixed(0)} | ${r.ratio.toFixed(3)} | ${r.sampled.toFixed(0)} | ${r.sampledRatio.toFixed(3)} | ${r.p99Off} / ${r.p99On} / ${r.p99Sampled} | ${r.errors} |`,
+      `| ${i + 1} | ${r.off.toFixed(0)} | ${r.on.toFixed(0)} | ${r.ratio.toFixed(3)} | ${r.sampled.toFixed(0)} | ${r.sampledRatio.toFixed(3)} | ${r.p99Off} / ${r.p99On} / ${r.p99Sampled} | ${r.cpu.map((c) => c.toFixed(0)).join(' / ')} | ${r.errors} |`,
     )
   console.log('')
   const verdict = (c) => `${(c * 100).toFixed(1)}%; goal ≤ ${GOAL * 100}%: ${c <= GOAL ? 'met' : 'NOT met'}`
   console.log(`tracing on, every trace recorded: cost ${verdict(cost)} (median of ${ROUNDS} paired rounds)`)
   console.log(
     `tracing on, OTEL_TRACES_SAMPLER=parentbased_traceidratio, ARG 0.1: cost ${verdict(sampledCost)}`,
+  )
+  const cpu = [0, 1, 2].map((k) => median(rounds.map((r) => r.cpu[k])))
+  console.log(
+    `Warden's CPU per request (median): off ${cpu[0].toFixed(0)} µs, on ${cpu[1].toFixed(0)} µs (+${((cpu[1] / cpu[0] - 1) * 100).toFixed(1)}%), 1 in 10 sampled ${cpu[2].toFixed(0)} µs (+${((cpu[2] / cpu[0] - 1) * 100).toFixed(1)}%): less moved by other load on the machine than throughput`,
   )
   console.log(`spans received by the OTLP receiver: ${exported.spans}`)
 
