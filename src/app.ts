@@ -29,6 +29,7 @@ import { apiKeysRoutes } from './routes/v1/api-keys.js'
 import { applicationsRoutes } from './routes/v1/applications.js'
 import { chatCompletionsRoutes } from './routes/v1/chat-completions.js'
 import { evaluationsRoutes } from './routes/v1/evaluations.js'
+import { litellmRoutes } from './routes/v1/litellm.js'
 import { policiesRoutes } from './routes/v1/policies.js'
 import { policyTestsRoutes } from './routes/v1/policy-tests.js'
 import { ApiKeyCreatedSchema, ApiKeySchema } from './schemas/api-keys.js'
@@ -41,6 +42,7 @@ import { PolicyTestResultSchema, PolicyTestRunSchema, PolicyTestSchema } from '.
 import { PiiKindSchema, ToxicityCategorySchema } from './schemas/rule-vocabulary.js'
 import type { Services } from './services/index.js'
 import type { Store } from './store/database.js'
+import { installHttpTracing } from './telemetry/http.js'
 
 export const VERSION: string = JSON.parse(
   readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
@@ -85,6 +87,15 @@ export interface AppOptions {
   logger?: FastifyBaseLogger
 }
 
+/** The body limit of a route (docs/conventions.md): the multimodal routes' own, or the default. */
+export function routeBodyLimit(method: string | readonly string[], url: string, config: Config): number {
+  const post = method === 'POST' || (Array.isArray(method) && method.includes('POST'))
+  if (post && url === '/v1/applications/:application_id/evaluations') return config.bodyLimits.evaluations
+  if (post && url === '/v1/applications/:application_id/chat/completions')
+    return config.bodyLimits.chatCompletions
+  return config.bodyLimit
+}
+
 /** Builds the whole HTTP application. It never listens: `server.ts` does. */
 export async function buildApp({ config, store, services, logger }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
@@ -117,6 +128,12 @@ export async function buildApp({ config, store, services, logger }: AppOptions):
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   installValidators(app)
+  installHttpTracing(app)
+  // Each route's body limit: its own where the configuration has one, the default elsewhere, so
+  // that a 413 can always name the limit it applied.
+  app.addHook('onRoute', (route) => {
+    if (route.bodyLimit === undefined) route.bodyLimit = routeBodyLimit(route.method, route.url, config)
+  })
   installProblemHandlers(app)
   installClientErrors(app)
   // Bodies are JSON only: Fastify's built-in text/plain parser would let text reach the handlers.
@@ -203,6 +220,7 @@ export async function buildApp({ config, store, services, logger }: AppOptions):
   await app.register(evaluationsRoutes, { services })
   await app.register(policyTestsRoutes, { services })
   await app.register(chatCompletionsRoutes, { services })
+  await app.register(litellmRoutes, { services })
   await app.after()
   addMethodNotAllowedRoutes(app, routes)
 

@@ -43,8 +43,14 @@ export interface Config {
   readonly rateLimitPerMinute: number
   /** Redis shared by all instances for rate-limit counters; null counts per instance. */
   readonly redisUrl: string | null
-  /** Largest accepted request body in bytes. */
+  /** Largest accepted request body in bytes, on every route without its own (BODY_LIMIT_BYTES). */
   readonly bodyLimit: number
+  /**
+   * The routes with their own body limit, higher for multimodal traffic (images, audio and
+   * files are passed over, so only the text read counts towards EVALUATION_MAX_WORK):
+   * EVALUATIONS_BODY_LIMIT_BYTES and CHAT_COMPLETIONS_BODY_LIMIT_BYTES.
+   */
+  readonly bodyLimits: { readonly evaluations: number; readonly chatCompletions: number }
   /** Longest time a client may take to send a whole request (headers within min(10 s, this)). */
   readonly requestTimeoutMs: number
   /** Seconds a SIGTERM waits for in-flight requests before giving up. */
@@ -133,6 +139,13 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
     throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`)
   return value
 }
+
+/** BODY_LIMIT_BYTES's default: 1 MiB. */
+export const DEFAULT_BODY_LIMIT = 1_048_576
+/** The default of the routes that take images, audio and files: 20 MiB. */
+export const DEFAULT_MULTIMODAL_BODY_LIMIT = 20 * 1_048_576
+/** The largest body limit that may be set: 256 MiB. */
+const MAX_BODY_LIMIT = 256 * 1_048_576
 
 /** The write-ahead log's size past which the SQLite writer truncates it (SQLITE_WAL_TRUNCATE_MB). */
 export const DEFAULT_WAL_TRUNCATE_BYTES = 64 * 1_048_576
@@ -282,7 +295,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminKey,
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 6000, 0, 100_000_000),
     redisUrl: redisUrl(env.REDIS_URL),
-    bodyLimit: 1_048_576,
+    bodyLimit: integer(env, 'BODY_LIMIT_BYTES', DEFAULT_BODY_LIMIT, 1024, MAX_BODY_LIMIT),
+    bodyLimits: Object.freeze({
+      evaluations: integer(
+        env,
+        'EVALUATIONS_BODY_LIMIT_BYTES',
+        DEFAULT_MULTIMODAL_BODY_LIMIT,
+        1024,
+        MAX_BODY_LIMIT,
+      ),
+      chatCompletions: integer(
+        env,
+        'CHAT_COMPLETIONS_BODY_LIMIT_BYTES',
+        DEFAULT_MULTIMODAL_BODY_LIMIT,
+        1024,
+        MAX_BODY_LIMIT,
+      ),
+    }),
     shutdownGraceSeconds: integer(env, 'SHUTDOWN_GRACE_SECONDS', 10, 1, 3600),
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_SECONDS', 30, 1, 3600) * 1000,
     judge: judgeConfig(env),

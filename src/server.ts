@@ -7,6 +7,7 @@ import { shippedClassifiers } from './models/shipped.js'
 import { createServices } from './services/index.js'
 import { prepareStore } from './services/store-setup.js'
 import { openStore } from './store/database.js'
+import { startTelemetry } from './telemetry/index.js'
 
 /** A listener could not bind its address: one line naming the setting to change. */
 export class ListenError extends Error {
@@ -40,6 +41,9 @@ export async function serve(config: Config): Promise<FastifyInstance> {
   // The offline classifiers' weights are checked before anything else: a damaged file stops
   // start-up here rather than failing toxicity and prompt_injection rules later.
   const classifiers = shippedClassifiers()
+  // Traces over OTLP/HTTP when OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is set (docs/tracing.md).
+  const telemetry = startTelemetry(process.env)
+  if (telemetry) logger.info('tracing: spans exported over OTLP/HTTP')
   const store = openStore(config.store)
   const { migrations, documents } = await prepareStore(store)
   if (migrations.length > 0) logger.info({ migrations }, 'store migrated')
@@ -64,6 +68,7 @@ export async function serve(config: Config): Promise<FastifyInstance> {
     try {
       await metricsServer?.close()
       await app.close()
+      await telemetry?.shutdown()
       await store.close()
       logger.info('stopped')
       // The lines the logger still holds are written as the process exits (above).

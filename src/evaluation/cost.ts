@@ -1,4 +1,4 @@
-import type { ConversationInput } from '../rules/conversation.js'
+import { type ConversationInput, toolCallText } from '../rules/conversation.js'
 import { RULE_TYPE_MODULES } from '../rules/rule-types/registry.js'
 import type { CostedRule } from '../rules/rule-types/rule-type.js'
 import type { EvaluationPool } from './pool.js'
@@ -31,7 +31,7 @@ export interface TextSize {
   wide: number
 }
 
-/** The size of a conversation's messages and context. */
+/** The size of a conversation's messages (their content and their tool calls' arguments) and context. */
 export function textSize(conversation: ConversationInput): TextSize {
   let characters = 0
   let wide = 0
@@ -46,6 +46,11 @@ export function textSize(conversation: ConversationInput): TextSize {
         add(part.text)
         characters++
       }
+    // Tool-call arguments are read by the assistant and output targets (docs/agents.md).
+    for (const call of m.tool_calls ?? []) {
+      const text = toolCallText(call)
+      if (text !== null) add(text)
+    }
   }
   for (const d of conversation.context ?? []) add(d)
   return { characters, wide }

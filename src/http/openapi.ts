@@ -16,7 +16,7 @@ const errorDescriptions: Record<number, string> = {
   404: "No such route, or no such record in the caller's workspace (not_found).",
   409: 'The id already exists, or the idempotency key is in use (conflict).',
   412: 'If-Match does not match the current ETag (precondition_failed).',
-  413: 'The body is larger than 1 MiB (payload_too_large).',
+  413: 'The body is larger than the route’s limit: 1 MiB (BODY_LIMIT_BYTES), 20 MiB for evaluations and chat completions (payload_too_large).',
   415: 'The body is not JSON (unsupported_media_type).',
   422: 'The body, query or path fails validation; `errors` lists every problem (validation_error).',
   429: 'The rate limit was hit; see Retry-After (rate_limited).',

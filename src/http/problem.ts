@@ -70,10 +70,6 @@ const byFastifyCode: Record<string, { code: ErrorCode; detail: string }> = {
     code: 'unsupported_media_type',
     detail: 'Send the body as JSON with Content-Type: application/json',
   },
-  FST_ERR_CTP_BODY_TOO_LARGE: {
-    code: 'payload_too_large',
-    detail: 'The request body is larger than 1 MiB (1048576 bytes)',
-  },
   FST_ERR_CTP_EMPTY_JSON_BODY: {
     code: 'malformed_request',
     detail: 'The request body is empty; send a JSON object',
@@ -112,6 +108,13 @@ export function validationProblem(error: FastifyError, more?: () => FieldError[]
   return new AppError('validation_error', detail, errors)
 }
 
+/** A byte count as people read it: whole MiB or KiB when it is one, bytes otherwise. */
+function formatBytes(bytes: number): string {
+  if (bytes % 1_048_576 === 0) return `${bytes / 1_048_576} MiB`
+  if (bytes % 1024 === 0) return `${bytes / 1024} KiB`
+  return `${bytes} bytes`
+}
+
 /** Turns any error — ours, a schema failure, Fastify's own, the store's — into one AppError. */
 export function toAppError(error: FastifyError | AppError | Error, request: FastifyRequest): AppError {
   if (error instanceof AppError) {
@@ -121,6 +124,13 @@ export function toAppError(error: FastifyError | AppError | Error, request: Fast
   }
   const fastifyError = error as FastifyError
   if (fastifyError.validation) return validationProblem(fastifyError)
+  if (fastifyError.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    const limit = request.routeOptions.bodyLimit
+    return new AppError(
+      'payload_too_large',
+      `The request body is larger than this route's limit of ${formatBytes(limit)} (${limit} bytes)`,
+    )
+  }
   const known = fastifyError.code ? byFastifyCode[fastifyError.code] : undefined
   if (known) return new AppError(known.code, known.detail)
   if (error instanceof SyntaxError || fastifyError.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {

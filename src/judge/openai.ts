@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
 import { FairQueue } from '../fair-queue.js'
 import { postJson, readBody } from '../net/outbound.js'
+import { modelCallSpan, recordUsage } from '../telemetry/index.js'
 import {
   type Judge,
   JudgeError,
@@ -123,6 +124,16 @@ function aborted(): JudgeError {
   return new JudgeError('judge call aborted')
 }
 
+/** The usage and model of a judge's answer on its span (traced only); an answer that is not JSON sets none. */
+function recordAnswerUsage(span: Parameters<typeof recordUsage>[0], text: string): void {
+  try {
+    const answer = JSON.parse(text) as { usage?: Record<string, unknown>; model?: unknown }
+    recordUsage(span, answer.usage, answer.model)
+  } catch {
+    // Not JSON: parseJudgeAnswer says so to the rule.
+  }
+}
+
 /** A Judge over any OpenAI-compatible Chat Completions endpoint (docs/evaluation.md, `method`: what produced a verdict). */
 export function createOpenAiJudge(options: OpenAiJudgeOptions): Judge {
   const { model, apiKey, timeoutMs } = options
@@ -176,9 +187,18 @@ export function createOpenAiJudge(options: OpenAiJudgeOptions): Judge {
       let status: number
       let text: string
       try {
-        const response = await postJson(url, headers, body, AbortSignal.any([signal, timeout]))
-        status = response.statusCode ?? 0
-        text = await readBody(response, MAX_ANSWER_BYTES)
+        ;({ status, text } = await modelCallSpan(
+          { operation: 'chat', provider: 'openai', model },
+          async (span) => {
+            const response = await postJson(url, headers, body, AbortSignal.any([signal, timeout]))
+            const answered = {
+              status: response.statusCode ?? 0,
+              text: await readBody(response, MAX_ANSWER_BYTES),
+            }
+            if (span) recordAnswerUsage(span, answered.text)
+            return answered
+          },
+        ))
       } catch (error) {
         if (timeout.aborted) {
           report('timeout')

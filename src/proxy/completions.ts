@@ -3,12 +3,40 @@
  * conversation as the evaluator reads it, the text of each choice of a reply, and the answers
  * Warden sends, as a JSON completion or as OpenAI's server-sent events. No I/O here.
  */
+import { readableMessages } from '../rules/conversation.js'
+import { failedRules } from '../rules/failed-rules.js'
 import type { Application } from '../schemas/applications.js'
-import type { ChatCompletionRequest, ChatMessage, WardenOutcome } from '../schemas/chat-completions.js'
-import type { EvaluationRequest } from '../schemas/evaluations.js'
+import type {
+  ChatCompletionRequest,
+  ChatMessage,
+  FailedRuleOutcome,
+  WardenOutcome,
+} from '../schemas/chat-completions.js'
+import type { Evaluation, EvaluationRequest } from '../schemas/evaluations.js'
+import type { ToolCall } from '../schemas/messages.js'
 
 export type Action = WardenOutcome['action']
 export type EvaluatedMessage = EvaluationRequest['messages'][number]
+
+/**
+ * The rules that failed an evaluation of a chat completion, as its `warden.failed` names them
+ * (docs/chat-completions.md, "Reasons"): `evaluation` input or output, the choice for an output.
+ * `policies` are the evaluation's, or, for a streamed window that failed, the window's.
+ */
+export function failedIn(
+  evaluation: 'input' | 'output',
+  id: string,
+  choice: number | null,
+  policies: Pick<Evaluation, 'policies'>,
+): FailedRuleOutcome[] {
+  return failedRules(policies).map((rule) => ({ evaluation, evaluation_id: id, choice, ...rule }))
+}
+
+/** What a choice of a reply says: its text (null when none) and its tool calls (docs/agents.md). */
+export interface ReplyOfChoice {
+  text: string | null
+  toolCalls: ToolCall[]
+}
 type Json = Record<string, unknown>
 
 /** One event of an upstream stream: its data as received, and parsed. */
@@ -58,24 +86,14 @@ function partsText(parts: readonly unknown[]): string {
 }
 
 /**
- * The conversation as the evaluator reads it: every message's text (string content, or its text
- * and refusal parts; an assistant turn without content reads as its refusal, or as empty), with
- * `function` read as `tool`. Images, audio, files, tool calls and their arguments are passed on
- * and not read.
+ * The conversation as the evaluator reads it (src/rules/conversation.ts `readableMessages`):
+ * every message's text (string content, or its text and refusal parts; an assistant turn without
+ * content reads as its refusal, or as empty), `function` read as `tool`, tool results read by the
+ * context target and tool calls kept with their arguments (docs/agents.md). Images, audio and
+ * files are passed on and not read.
  */
 export function evaluatedMessages(messages: readonly ChatMessage[]): EvaluatedMessage[] {
-  return messages.map((message) => {
-    const { content } = message
-    const text =
-      typeof content === 'string'
-        ? content
-        : Array.isArray(content)
-          ? partsText(content)
-          : typeof message.refusal === 'string'
-            ? message.refusal
-            : ''
-    return { role: message.role === 'function' ? 'tool' : message.role, content: text }
-  })
+  return readableMessages(messages).messages
 }
 
 /** Texts joined as one reply's text: those present, with "\n" between them; null when none is. */
@@ -164,23 +182,83 @@ export function isChunk(value: unknown): value is Json & { choices: Json[] } {
   )
 }
 
-/** The text of each choice of a completion, by choice index. */
-export function completionTexts(completion: { choices: Json[] }): Map<number, string | null> {
-  const texts = new Map<number, string | null>()
-  for (const choice of completion.choices) texts.set(choice.index as number, messageText(choice.message))
-  return texts
+/**
+ * A reply's tool calls as objects (anything else an upstream puts there reads as nothing). A
+ * reply in OpenAI's deprecated shape (`function_call`, answering `functions`) reads as one call:
+ * its arguments leave like a tool call's, and are read as call 0.
+ */
+function toolCallsOf(message: unknown): ToolCall[] {
+  if (!isObject(message)) return []
+  if (Array.isArray(message.tool_calls) && message.tool_calls.length > 0)
+    return message.tool_calls.filter(isObject) as ToolCall[]
+  if (isObject(message.function_call)) return [{ type: 'function', function: message.function_call }]
+  return []
 }
 
-/** A streamed choice as its deltas add up: its content and its refusal, each read whole. */
+/** What each choice of a completion says, by choice index: its text and its tool calls. */
+export function completionReplies(completion: { choices: Json[] }): Map<number, ReplyOfChoice> {
+  const replies = new Map<number, ReplyOfChoice>()
+  for (const choice of completion.choices)
+    replies.set(choice.index as number, {
+      text: messageText(choice.message),
+      toolCalls: toolCallsOf(choice.message),
+    })
+  return replies
+}
+
+/** A tool call as its streamed pieces add up: `index` is its position in the reply's tool_calls. */
+export interface StreamedCall {
+  id?: string
+  type?: string
+  name?: string
+  arguments: string
+}
+
+/** A streamed choice as its deltas add up: its content, its refusal and its tool calls, each read whole. */
 interface StreamedChoice {
   content: string | null
   refusal: string | null
+  calls: Map<number, StreamedCall>
   finished: boolean
 }
 
-/** The text of each choice of a stream, by choice index, and whether every choice finished. */
-export function streamTexts(chunks: readonly StreamChunk[]): {
-  texts: Map<number, string | null>
+/**
+ * Adds one streamed delta's tool-call pieces to the calls they belong to (by their `index`):
+ * the id, type and name as first sent, the arguments appended.
+ */
+export function addToolCallPieces(calls: Map<number, StreamedCall>, pieces: unknown): void {
+  if (!Array.isArray(pieces)) return
+  for (const piece of pieces) {
+    if (!isObject(piece) || typeof piece.index !== 'number') continue
+    let call = calls.get(piece.index)
+    if (!call) {
+      call = { arguments: '' }
+      calls.set(piece.index, call)
+    }
+    if (typeof piece.id === 'string') call.id ??= piece.id
+    if (typeof piece.type === 'string') call.type ??= piece.type
+    const fn = piece.function
+    if (isObject(fn)) {
+      if (typeof fn.name === 'string') call.name ??= fn.name
+      if (typeof fn.arguments === 'string') call.arguments += fn.arguments
+    }
+  }
+}
+
+/** Streamed calls as a message's tool_calls, in the order of their index. */
+export function streamedToolCalls(calls: ReadonlyMap<number, StreamedCall>): ToolCall[] {
+  return [...calls]
+    .sort(([a], [b]) => a - b)
+    .map(([, call]) => ({
+      ...(call.id !== undefined ? { id: call.id } : {}),
+      type: call.type ?? 'function',
+      function: { ...(call.name !== undefined ? { name: call.name } : {}), arguments: call.arguments },
+    }))
+}
+
+/** What each choice of a stream says, by choice index, and whether every choice finished. */
+export function streamReplies(chunks: readonly StreamChunk[]): {
+  replies: Map<number, ReplyOfChoice>
   finished: boolean
 } {
   const choices = new Map<number, StreamedChoice>()
@@ -189,24 +267,31 @@ export function streamTexts(chunks: readonly StreamChunk[]): {
       const index = choice.index as number
       let state = choices.get(index)
       if (!state) {
-        state = { content: null, refusal: null, finished: false }
+        state = { content: null, refusal: null, calls: new Map(), finished: false }
         choices.set(index, state)
       }
       const delta = choice.delta
       if (isObject(delta)) {
         if (typeof delta.content === 'string') state.content = (state.content ?? '') + delta.content
         if (typeof delta.refusal === 'string') state.refusal = (state.refusal ?? '') + delta.refusal
+        addToolCallPieces(state.calls, delta.tool_calls)
+        // OpenAI's deprecated function_call streams as one call: call 0.
+        if (isObject(delta.function_call))
+          addToolCallPieces(state.calls, [{ index: 0, function: delta.function_call }])
       }
       if (typeof choice.finish_reason === 'string') state.finished = true
     }
   }
-  const texts = new Map<number, string | null>()
+  const replies = new Map<number, ReplyOfChoice>()
   let finished = choices.size > 0
   for (const [index, state] of choices) {
-    texts.set(index, joined(state.content, state.refusal))
+    replies.set(index, {
+      text: joined(state.content, state.refusal),
+      toolCalls: streamedToolCalls(state.calls),
+    })
     if (!state.finished) finished = false
   }
-  return { texts, finished }
+  return { replies, finished }
 }
 
 /** The text that stands in for a stopped input or a failed choice: the override, or nothing for block. */
@@ -284,6 +369,23 @@ export function withText(delta: Json, field: TextField | null, release: string):
   if (field === null) return release === '' ? delta : { ...delta, content: release }
   const { content: _, refusal: __, ...rest } = delta
   return release === '' ? rest : { ...rest, [field]: release }
+}
+
+/** A delta with `pieces` as its tool calls (none: without tool_calls). */
+export function withToolCalls(delta: Json, pieces: readonly Json[]): Json {
+  const { tool_calls: _, ...rest } = delta
+  return pieces.length === 0 ? rest : { ...rest, tool_calls: pieces }
+}
+
+/** A chunk of its own for tool-call arguments released between the upstream's chunks, by call index. */
+export function releasedToolCallsChunk(envelope: Json, releases: ReadonlyMap<number, string>): Json {
+  const tool_calls = [...releases]
+    .sort(([a], [b]) => a - b)
+    .map(([index, text]) => ({ index, function: { arguments: text } }))
+  return {
+    ...envelope,
+    choices: [{ index: 0, delta: { tool_calls }, logprobs: null, finish_reason: null }],
+  }
 }
 
 /** A chunk of its own for text released between the upstream's chunks, under the stream's `envelope` (id, created, model). */

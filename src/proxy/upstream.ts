@@ -16,7 +16,7 @@ import type { ProviderUpstream } from '../config.js'
 import { AppError } from '../errors.js'
 import { postJson, readBody } from '../net/outbound.js'
 import { MAX_NESTING_DEPTH, tooDeep } from '../schemas/nesting.js'
-import { isChunk, isCompletion, type StreamChunk, streamTexts } from './completions.js'
+import { isChunk, isCompletion, type StreamChunk, streamReplies } from './completions.js'
 import { exactScrubber, type Scrubber, secretScrubber } from './secrets.js'
 
 type Json = Record<string, unknown>
@@ -234,7 +234,7 @@ class EventReader {
     if (this.done) return []
     this.parser.feed(`${this.decoder.decode()}\n\n`)
     const last = this.take()
-    if (!streamTexts(this.seen).finished) throw nonsense('ended its stream before the reply was complete')
+    if (!streamReplies(this.seen).finished) throw nonsense('ended its stream before the reply was complete')
     return last
   }
 

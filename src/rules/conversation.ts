@@ -1,18 +1,52 @@
+import type { ChatMessage, ConversationMessage, NotRead, TextPart, ToolCall } from '../schemas/messages.js'
 import type { TARGETS } from '../schemas/policies.js'
 import type { TargetText } from './types.js'
 
 export type Target = (typeof TARGETS)[number]
 
-export type MessageRole = 'system' | 'developer' | 'user' | 'assistant' | 'tool'
+export type { ConversationMessage, MessageRole, NotRead, TextPart } from '../schemas/messages.js'
 
-export interface TextPart {
-  type: 'text'
-  text: string
+/**
+ * Messages in OpenAI's shape (src/schemas/messages.ts) as an evaluation reads them: content as
+ * text (a string, or its text parts; refusal parts read as text; null or absent as ""; an
+ * assistant turn without content as its refusal), `function` as `tool`, tool calls kept with their
+ * arguments; and what was passed over, in order: non-text parts, `audio`, `function_call`.
+ */
+export function readableMessages(messages: readonly ChatMessage[]): {
+  messages: ConversationMessage[]
+  notRead: NotRead[]
+} {
+  const notRead: NotRead[] = []
+  const readable = messages.map((m, index): ConversationMessage => {
+    let content: string | TextPart[]
+    if (typeof m.content === 'string') content = m.content
+    else if (Array.isArray(m.content)) {
+      const parts: TextPart[] = []
+      m.content.forEach((part, p) => {
+        if (part.type === 'text' && typeof part.text === 'string')
+          parts.push({ type: 'text', text: part.text })
+        else if (part.type === 'refusal' && typeof part.refusal === 'string')
+          parts.push({ type: 'text', text: part.refusal })
+        else notRead.push({ index, part: p, type: part.type })
+      })
+      content = parts
+    } else content = typeof m.refusal === 'string' ? m.refusal : ''
+    if (m.audio != null) notRead.push({ index, part: null, type: 'audio' })
+    if (m.function_call != null) notRead.push({ index, part: null, type: 'function_call' })
+    const message: ConversationMessage = { role: m.role === 'function' ? 'tool' : m.role, content }
+    if (m.tool_calls !== undefined && m.tool_calls.length > 0) message.tool_calls = m.tool_calls
+    if (m.tool_call_id !== undefined) message.tool_call_id = m.tool_call_id
+    if (m.name !== undefined) message.name = m.name
+    return message
+  })
+  return { messages: readable, notRead }
 }
 
-export interface ConversationMessage {
-  role: MessageRole
-  content: string | readonly TextPart[]
+/** The text a tool call's arguments read as: a function's `arguments`, or a custom tool's `input`. */
+export function toolCallText(call: ToolCall): string | null {
+  if (typeof call.function?.arguments === 'string') return call.function.arguments
+  if (typeof call.custom?.input === 'string') return call.custom.input
+  return null
 }
 
 /** What an evaluation reads (section 8): the messages and the documents the output is grounded in. */
@@ -41,23 +75,31 @@ export function targetMask(targets: readonly Target[]): TargetMask {
 
 /** A conversation read once: every text as rules see it, and the texts each target names. */
 export interface Conversation {
-  /** One per message, in order; `developer` reads as `system`. */
+  /** One per message, in order; `developer` reads as `system`, a tool result is a `document`. */
   readonly messages: readonly TargetText[]
+  /** The arguments of every tool call, in conversation order (kind `arguments`). */
+  readonly toolCalls: readonly TargetText[]
   /** One per context document. */
   readonly context: readonly TargetText[]
   /** The last `user` message, or null. */
   readonly input: TargetText | null
   /** The last message when it is the assistant's, or null. */
   readonly output: TargetText | null
-  /** The texts `targets` name, each once, in conversation order (messages, then documents). */
+  /**
+   * The texts `targets` name, each once, in conversation order (messages, each followed by its
+   * tool calls' arguments, then documents): `context` names the tool results (messages with role
+   * `tool`) with the documents, `assistant` every assistant turn's tool-call arguments, `output`
+   * those of the output's turn.
+   */
   textsFor(targets: readonly Target[] | TargetMask): readonly TargetText[]
 }
 
 /** A message's content as one text: parts joined with "\n". */
-export function messageText(content: string | readonly TextPart[]): string {
+export function messageText(content: string | readonly TextPart[] | null | undefined): string {
   if (typeof content === 'string') return content
+  if (content == null) return ''
   if (content.length === 1) return content[0]?.text ?? ''
-  return content.map((part) => part.text).join('\n')
+  return content.map((part) => part.text ?? '').join('\n')
 }
 
 /** Reads a conversation for evaluation. */
@@ -66,12 +108,37 @@ export function readConversation(input: ConversationInput): Conversation {
     source: 'messages',
     index,
     role: m.role === 'developer' ? 'system' : m.role,
+    kind: m.role === 'tool' ? 'document' : 'message',
     text: messageText(m.content),
   }))
+  // The arguments of each message's tool calls, by message index.
+  const callsOf: (TargetText[] | undefined)[] = []
+  const toolCalls: TargetText[] = []
+  input.messages.forEach((m, index) => {
+    if (m.role !== 'assistant' || !m.tool_calls) return
+    const calls: TargetText[] = []
+    m.tool_calls.forEach((call, position) => {
+      const text = toolCallText(call)
+      if (text === null) return
+      calls.push({
+        source: 'messages',
+        index,
+        role: 'assistant',
+        kind: 'arguments',
+        tool_call: position,
+        text,
+      })
+    })
+    if (calls.length > 0) {
+      callsOf[index] = calls
+      toolCalls.push(...calls)
+    }
+  })
   const context: TargetText[] = (input.context ?? []).map((text, index) => ({
     source: 'context',
     index,
     role: 'context',
+    kind: 'document',
     text,
   }))
   let input_: TargetText | null = null
@@ -94,19 +161,25 @@ export function readConversation(input: ConversationInput): Conversation {
       (mask & TARGET_BITS.system ? 4 : 0)
     const wantsInput = (mask & TARGET_BITS.input) !== 0
     const wantsOutput = (mask & TARGET_BITS.output) !== 0
+    const wantsContext = (mask & TARGET_BITS.context) !== 0
     for (const m of messages) {
       const byRole =
         (m.role === 'user' && roles & 1) ||
         (m.role === 'assistant' && roles & 2) ||
-        (m.role === 'system' && roles & 4)
-      if (byRole || (wantsInput && m === input_) || (wantsOutput && m === output)) texts.push(m)
+        (m.role === 'system' && roles & 4) ||
+        (m.role === 'tool' && wantsContext)
+      const isOutput = wantsOutput && m === output
+      if (byRole || (wantsInput && m === input_) || isOutput) texts.push(m)
+      const calls = callsOf[m.index]
+      if (calls && ((m.role === 'assistant' && roles & 2) || isOutput)) texts.push(...calls)
     }
-    if (mask & TARGET_BITS.context) texts.push(...context)
+    if (wantsContext) texts.push(...context)
     return texts
   }
 
   return {
     messages,
+    toolCalls,
     context,
     input: input_,
     output,

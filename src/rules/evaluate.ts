@@ -113,11 +113,19 @@ export interface EvaluateOptions {
    * evaluation to its judge's answers. Without it, nothing is timed.
    */
   observeRule?: RuleObserver
+  /**
+   * Runs each rule's evaluation on the event loop through this wrapper (a span per rule when
+   * tracing is on, docs/tracing.md); absent: each rule runs as is.
+   */
+  traceRule?: RuleTracer
   /** The clock of `observeRule`'s durations, in milliseconds (default `performance.now`). */
   clock?: () => number
 }
 
 export type RuleObserver = (type: RuleType, method: RuleMethod, seconds: number) => void
+
+/** Runs `fn`, the evaluation of rule `index` (of type `type`) of policy `policyId`, and answers what it answers. */
+export type RuleTracer = <T>(policyId: string, index: number, type: RuleType, fn: () => T) => T
 
 export interface CompiledRule {
   index: number
@@ -279,6 +287,7 @@ interface Run {
   questions: ExternalQuestion[]
   /** Every finding of a pii, keywords or regex rule, for `redacted` (none capped). */
   redactable: Finding[]
+  traceRule?: RuleTracer
 }
 
 /**
@@ -294,13 +303,10 @@ function evaluatePolicy(compiled: CompiledPolicy, run: Run): PolicyResult {
   const scorers = { judge: judge !== null }
   for (const rule of compiled.rules) {
     const started = timing ? timing.clock() : 0
-    const answer = rule.compiled.evaluate({
-      texts,
-      conversation,
-      targets: policy.target,
-      threshold: rule.threshold,
-      scorers,
-    })
+    const input = { texts, conversation, targets: policy.target, threshold: rule.threshold, scorers }
+    const answer = run.traceRule
+      ? run.traceRule(policy.id, rule.index, rule.type, () => rule.compiled.evaluate(input))
+      : rule.compiled.evaluate(input)
     if (!('ask' in answer)) {
       if (rule.redacts) for (const finding of answer.findings) redactable.push(finding)
       rules.push(result(rule, answer))
@@ -420,6 +426,7 @@ export function evaluate(
   const started = timing ? timing.clock() : 0
   const redactable: Finding[] = []
   const run: Run = { conversation: read, judge: options.judge, timing, awaiting, questions, redactable }
+  if (options.traceRule) run.traceRule = options.traceRule
   const results = policies.map((p) => evaluatePolicy(p, run))
   if (questions.length === 0 || options.judge === null)
     return Promise.resolve(decide(policies, results, redactable))

@@ -156,6 +156,9 @@ export interface ReleaseStep {
   violation: boolean
 }
 
+/** The reply's content, as the release engine reads it. */
+const REPLY: Omit<TargetText, 'text'> = { source: 'messages', index: 0, role: 'assistant' }
+
 /** The share of the text that must be new before the next check (1/64): linear cost in all. */
 const CHECK_SHARE = 64
 
@@ -179,6 +182,8 @@ export class ReleaseEngine {
   constructor(
     private readonly detectors: readonly StreamDetector[],
     windowSize: number | null = null,
+    /** What the text is, as the detectors read it: the reply's content, or a tool call's arguments. */
+    private readonly reading: Omit<TargetText, 'text'> = REPLY,
   ) {
     this.from = detectors.map(() => 0)
     this.windows = windowSize === null ? null : new WindowCutter(windowSize)
@@ -232,7 +237,7 @@ export class ReleaseEngine {
     const text = this.text
     this.checked = text.length
     let safe = text.length
-    const target: TargetText = { source: 'messages', index: 0, role: 'assistant', text }
+    const target: TargetText = { ...this.reading, text }
     let index: CodePointIndex | undefined
     for (const [i, detector] of this.detectors.entries()) {
       let pending = text.length
@@ -373,5 +378,68 @@ export class StreamRelease {
     if (this.windows === null) return
     for (let window = this.engine.nextWindow(); window !== null; window = this.engine.nextWindow())
       this.windows.add(window)
+  }
+}
+
+/**
+ * The release decision for the arguments of a reply's tool calls (docs/agents.md): each call's
+ * arguments are read as they grow, as the text of a tool call (kind `arguments`) by the detector
+ * rules, and released once none can still flag them, like the reply's content. When scored rules
+ * read the reply (`holdAll`), no argument is released before the whole reply passed: the
+ * evaluation of the whole reply judges them, and `end` releases the rest. Pure: no I/O.
+ */
+export class ToolCallRelease {
+  private readonly calls = new Map<number, { engine: ReleaseEngine; sent: number }>()
+
+  constructor(
+    private readonly detectors: readonly StreamDetector[],
+    private readonly holdAll: boolean,
+  ) {}
+
+  /** Adds a piece of call `call`'s arguments: what can now be released of them, or a violation. */
+  push(call: number, piece: string): ReleaseStep {
+    const state = this.callState(call)
+    const step = state.engine.push(piece)
+    return this.sent(state, step)
+  }
+
+  /**
+   * The reply is complete: the rest of each call's arguments to release, by call, or a detector's
+   * violation in one of them.
+   */
+  end(): { releases: Map<number, string>; violation: boolean } {
+    const releases = new Map<number, string>()
+    for (const [call, state] of this.calls) {
+      const step = this.sent(state, state.engine.end())
+      if (step.violation) return { releases: new Map(), violation: true }
+      const rest = this.holdAll ? state.engine.received.slice(state.sent) : step.release
+      if (this.holdAll) state.sent = state.engine.received.length
+      if (rest !== '') releases.set(call, rest)
+    }
+    return { releases, violation: false }
+  }
+
+  private callState(call: number): { engine: ReleaseEngine; sent: number } {
+    let state = this.calls.get(call)
+    if (!state) {
+      state = {
+        engine: new ReleaseEngine(this.detectors, null, {
+          source: 'messages',
+          index: 0,
+          role: 'assistant',
+          kind: 'arguments',
+          tool_call: call,
+        }),
+        sent: 0,
+      }
+      this.calls.set(call, state)
+    }
+    return state
+  }
+
+  private sent(state: { sent: number }, step: ReleaseStep): ReleaseStep {
+    if (step.violation || this.holdAll) return { release: '', violation: step.violation }
+    state.sent += step.release.length
+    return step
   }
 }

@@ -13,7 +13,17 @@ export interface TargetText {
   /** The message's role as read by targets (`developer` reads as `system`); `context` for documents. */
   role: 'system' | 'user' | 'assistant' | 'tool' | 'context'
   text: string
+  /**
+   * What the text is (docs/agents.md): a message's content (`message`, the default when absent),
+   * a retrieved `document` (a context document or a tool's result: untrusted content, which a
+   * detector may read in its document mode), or a tool call's `arguments` (the model's action).
+   */
+  kind?: TextKind
+  /** For `arguments`: the call's position in `messages[index].tool_calls`. */
+  tool_call?: number
 }
+
+export type TextKind = 'message' | 'document' | 'arguments'
 
 /** What a finding is: a PII kind, or what a keywords, regex or length rule found. */
 export type FindingKind =
@@ -42,6 +52,16 @@ export interface Finding {
   start: number
   end: number
   text: string | null
+  /**
+   * Present when the finding is in a tool call's arguments: the call's position in
+   * `messages[index].tool_calls`; `start` and `end` then count in its `function.arguments`.
+   */
+  tool_call?: number
+  /**
+   * With `tool_call`: the JSON Pointer, inside the parsed arguments, of the value the finding
+   * starts in ("" for the whole arguments, or when they are not JSON).
+   */
+  path?: string
 }
 
 /** A rule's verdict, or why it has none. */

@@ -1,5 +1,6 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox'
 import { ApplicationIdParam, Nullable, ProblemSchema } from './common.js'
+import { MessageSchema } from './messages.js'
 
 /**
  * An OpenAI Chat Completions request (docs/chat-completions.md), answered like OpenAI. Every field of
@@ -10,10 +11,6 @@ import { ApplicationIdParam, Nullable, ProblemSchema } from './common.js'
  * request may override.
  */
 
-/** A JSON object whose inner shape the upstream checks. */
-const AnyObject = (description: string, example: unknown) =>
-  Type.Object({}, { additionalProperties: true, description, examples: [example] })
-
 /** A schema that also accepts null: `type: [T, "null"]`, or for a union one more branch. */
 const orNull = <T extends TSchema>(schema: T, description: string, example: unknown) =>
   'anyOf' in schema
@@ -23,79 +20,10 @@ const orNull = <T extends TSchema>(schema: T, description: string, example: unkn
 const optionalNullable = <T extends TSchema>(schema: T, description: string, example: unknown) =>
   Type.Optional(orNull(schema, description, example) as ReturnType<typeof Nullable<T>>)
 
-export const CHAT_ROLES = ['system', 'developer', 'user', 'assistant', 'tool', 'function'] as const
-
-const ContentPartSchema = Type.Object(
-  {
-    type: Type.String({
-      description:
-        'The kind of part: `text` (evaluated), `refusal` (an assistant’s, evaluated), or `image_url`, `input_audio`, `file` (passed on, not evaluated).',
-      examples: ['text'],
-    }),
-  },
-  {
-    additionalProperties: true,
-    description: 'A content part as OpenAI defines it; `text` parts carry `text`.',
-    examples: [{ type: 'text', text: 'Where is my order?' }],
-  },
-)
-
-export const ChatMessageSchema = Type.Object(
-  {
-    role: Type.Unsafe<(typeof CHAT_ROLES)[number]>({
-      type: 'string',
-      enum: [...CHAT_ROLES],
-      description:
-        'system, developer, user, assistant, tool, or function (OpenAI’s deprecated form of tool). Evaluated as the evaluation call reads roles; function as tool.',
-      examples: ['user'],
-    }),
-    content: optionalNullable(
-      Type.Union([Type.String(), Type.Array(ContentPartSchema, { maxItems: 10_000 })]),
-      'A string, an array of content parts (their text parts are evaluated, joined with "\\n"), or null (an assistant turn that only calls tools).',
-      'Where is my order 1042?',
-    ),
-    name: Type.Optional(
-      Type.String({ description: 'A name for the participant; passed on.', examples: ['alice'] }),
-    ),
-    tool_calls: Type.Optional(
-      Type.Array(
-        AnyObject('A tool call the assistant made; passed on.', { id: 'call_1', type: 'function' }),
-        {
-          description: 'The tool calls of an assistant turn; passed on, not evaluated.',
-          examples: [
-            [{ id: 'call_1', type: 'function', function: { name: 'find_order', arguments: '{"id":1042}' } }],
-          ],
-        },
-      ),
-    ),
-    tool_call_id: Type.Optional(
-      Type.String({ description: 'The tool call a tool message answers; passed on.', examples: ['call_1'] }),
-    ),
-    refusal: optionalNullable(
-      Type.String(),
-      'An assistant’s refusal; evaluated as its text when the turn has no content.',
-      null,
-    ),
-    audio: optionalNullable(
-      Type.Object({}, { additionalProperties: true }),
-      'A previous audio reply, by id; passed on.',
-      {
-        id: 'audio_abc123',
-      },
-    ),
-    function_call: optionalNullable(
-      Type.Object({}, { additionalProperties: true }),
-      'OpenAI’s deprecated function call of an assistant turn; passed on.',
-      { name: 'find_order', arguments: '{"id":1042}' },
-    ),
-  },
-  {
-    additionalProperties: false,
-    description: 'One message of the conversation, as OpenAI’s Chat Completions API takes it.',
-    examples: [{ role: 'user', content: 'Where is my order 1042?' }],
-  },
-)
-export type ChatMessage = Static<typeof ChatMessageSchema>
+/** A message in OpenAI's shape, the same schema as every route's (src/schemas/messages.ts). */
+export { CHAT_ROLES } from './messages.js'
+export const ChatMessageSchema = MessageSchema
+export type { ChatMessage } from './messages.js'
 
 const passed = 'Passed to the upstream as sent.'
 
@@ -139,7 +67,7 @@ export const ChatCompletionRequestSchema = Type.Object(
     ),
     stream: optionalNullable(
       Type.Boolean(),
-      'true: the answer is a stream of server-sent events in OpenAI’s chunk format, sent once the whole reply has been evaluated.',
+      'true: the answer is a stream of server-sent events in OpenAI’s chunk format, its text and tool-call arguments released as the reply grows once no enforced output rule can still flag them (X-Warden-Stream: buffered: sent once the whole reply passed); the last chunk carries `warden`.',
       false,
     ),
     stream_options: optionalNullable(
@@ -227,6 +155,63 @@ export type ChatCompletionRequest = Static<typeof ChatCompletionRequestSchema>
 
 export const ChatCompletionParamsSchema = Type.Object({ application_id: ApplicationIdParam })
 
+export const FailedRuleSchema = Type.Object(
+  {
+    evaluation: Type.Unsafe<'input' | 'output'>({
+      type: 'string',
+      enum: ['input', 'output'],
+      description:
+        'Which evaluation failed: the conversation before the call (input), or a choice’s reply (output).',
+      examples: ['output'],
+    }),
+    evaluation_id: Type.String({
+      description: 'That evaluation’s id in the evaluation log, where the findings and their locations are.',
+      examples: ['0193c1c0-5e20-7b21-8f03-7d2c5e9a1b44'],
+    }),
+    choice: Nullable(Type.Integer(), {
+      description: 'The choice whose reply failed; null for the input.',
+      examples: [0],
+    }),
+    policy_id: Type.String({ description: 'The failing enforced policy.', examples: ['no-pii'] }),
+    policy_revision: Nullable(Type.Integer(), {
+      description: 'The policy’s revision evaluated.',
+      examples: [3],
+    }),
+    rule_index: Type.Integer({ description: 'The rule’s position in the policy.', examples: [0] }),
+    rule_type: Type.String({ description: 'The rule’s type.', examples: ['pii'] }),
+    status: Type.Unsafe<'pass' | 'fail' | 'skipped' | 'error'>({
+      type: 'string',
+      enum: ['pass', 'fail', 'skipped', 'error'],
+      description:
+        'The rule’s status: fail, error (counted as a failure by a fail_closed policy), or pass for a rule expected to fail.',
+      examples: ['fail'],
+    }),
+    categories: Type.Array(Type.String(), {
+      description:
+        'What the rule found, by kind (credit_card, email, keyword, regex, length, toxicity, prompt_injection, …), each once; empty when it reported no finding. Never the matched text.',
+      examples: [['credit_card']],
+    }),
+  },
+  {
+    additionalProperties: false,
+    description: 'An enforced rule that failed, named without the text it matched.',
+    examples: [
+      {
+        evaluation: 'output',
+        evaluation_id: '0193c1c0-5e20-7b21-8f03-7d2c5e9a1b44',
+        choice: 0,
+        policy_id: 'no-pii',
+        policy_revision: 3,
+        rule_index: 0,
+        rule_type: 'pii',
+        status: 'fail',
+        categories: ['credit_card'],
+      },
+    ],
+  },
+)
+export type FailedRuleOutcome = Static<typeof FailedRuleSchema>
+
 export const WardenOutcomeSchema = Type.Object(
   {
     action: Type.Unsafe<'allow' | 'override' | 'block'>({
@@ -243,13 +228,18 @@ export const WardenOutcomeSchema = Type.Object(
     }),
     output_evaluation_id: Nullable(Type.String(), {
       description:
-        'The evaluation of the first choice’s reply; null when the input stopped the call or the choice has no text.',
+        'The evaluation of the first choice’s reply; null when the input stopped the call or the choice has neither text nor tool calls.',
       examples: ['0193c1c0-5e20-7b21-8f03-7d2c5e9a1b44'],
     }),
     output_evaluation_ids: Type.Array(Nullable(Type.String()), {
       description:
-        'The evaluation of every choice’s reply, in choice order (null for a choice without text); empty when the input stopped the call.',
+        'The evaluation of every choice’s reply, in choice order (null for a choice with neither text nor tool calls); empty when the input stopped the call.',
       examples: [['0193c1c0-5e20-7b21-8f03-7d2c5e9a1b44']],
+    }),
+    failed: Type.Array(FailedRuleSchema, {
+      description:
+        'Why the answer was blocked or overridden: each enforced rule that failed, in the input’s evaluation, then in each choice’s in choice order; empty for allow. Ids, type and categories only, never the matched text: an application holding only an evaluations:write key can tell its user why.',
+      examples: [[]],
     }),
   },
   {
@@ -261,6 +251,7 @@ export const WardenOutcomeSchema = Type.Object(
         input_evaluation_id: '0193c1c0-5e1f-7a3c-9a51-2c1f4d3e8a90',
         output_evaluation_id: '0193c1c0-5e20-7b21-8f03-7d2c5e9a1b44',
         output_evaluation_ids: ['0193c1c0-5e20-7b21-8f03-7d2c5e9a1b44'],
+        failed: [],
       },
     ],
   },

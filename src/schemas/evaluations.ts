@@ -7,6 +7,7 @@ import {
   PageSchema,
   ResourceIdSchema,
 } from './common.js'
+import { type ConversationMessage, MessageSchema } from './messages.js'
 import { MODES, ON_ERROR, PolicyCreateSchema, RULE_TYPES, VERDICTS } from './policies.js'
 
 /** The evaluation call (docs/evaluation.md). */
@@ -44,39 +45,8 @@ const POLICY_RESULT_EXAMPLE = {
   rules: [RULE_RESULT_EXAMPLE],
 }
 
-const TextPartSchema = Type.Object(
-  {
-    type: enumOf(['text'] as const, { description: 'Only text parts are read.', examples: ['text'] }),
-    text: Type.String({
-      description: 'The text of this part.',
-      examples: ['My card is 4111 1111 1111 1111'],
-    }),
-  },
-  { additionalProperties: false },
-)
-
-export const MessageSchema = Type.Object(
-  {
-    role: enumOf(MESSAGE_ROLES, {
-      description: 'system, developer (read as system), user, assistant, or tool (read by no target).',
-      examples: ['user'],
-    }),
-    content: Type.Union(
-      [
-        Type.String({ description: 'The message text.' }),
-        Type.Array(TextPartSchema, {
-          maxItems: 1000,
-          description: 'Text parts, joined with "\\n" before the rules read them.',
-        }),
-      ],
-      {
-        description: 'A string, or an array of {"type": "text", "text": …} parts (joined with "\\n").',
-        examples: ['My card is 4111 1111 1111 1111, can I get a refund?'],
-      },
-    ),
-  },
-  { additionalProperties: false },
-)
+/** A message in OpenAI's shape, the same for every route (src/schemas/messages.ts). */
+export { MessageSchema } from './messages.js'
 
 export const ContextSchema = Nullable(
   Type.Array(Type.String(), {
@@ -174,7 +144,10 @@ export const EvaluationRequestSchema = Type.Object(
   },
   { additionalProperties: false, title: 'EvaluationRequest' },
 )
-export type EvaluationRequest = Static<typeof EvaluationRequestSchema>
+/** The body as sent: messages in OpenAI's shape. */
+export type EvaluationRequestBody = Static<typeof EvaluationRequestSchema>
+/** The request as the evaluation service reads it: messages as `readableMessages` reads them. */
+export type EvaluationRequest = Omit<EvaluationRequestBody, 'messages'> & { messages: ConversationMessage[] }
 
 export const EvaluationParamsSchema = Type.Object({ application_id: ApplicationIdParam })
 export type EvaluationParams = Static<typeof EvaluationParamsSchema>
@@ -204,6 +177,38 @@ const FindingSchema = Type.Object(
       description:
         'The matched text; null for a length finding. In the evaluation log, as its `content` says: the [KIND] label for a pii, keywords or regex finding when redacted, null when none.',
       examples: ['4111 1111 1111 1111'],
+    }),
+    tool_call: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description:
+          'Only for a finding in a tool call’s arguments: the call’s position in messages[index].tool_calls; `start` and `end` then count in its function.arguments (or custom.input).',
+        examples: [0],
+      }),
+    ),
+    path: Type.Optional(
+      Type.String({
+        description:
+          'With tool_call: the JSON Pointer, inside the parsed arguments, of the argument the finding starts in ("" for the whole arguments, or arguments that are not JSON).',
+        examples: ['/card'],
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
+
+/** What a message carried that no rule read: a non-text part, or a field such as audio. */
+export const NotReadSchema = Type.Object(
+  {
+    index: Type.Integer({ description: 'The message’s index.', examples: [1] }),
+    part: Nullable(Type.Integer(), {
+      description: 'The part’s index in the message’s content; null for a field of the message.',
+      examples: [1],
+    }),
+    type: Type.String({
+      description:
+        'The part’s type (image_url, input_audio, file, …), or the field’s name (audio, function_call).',
+      examples: ['image_url'],
     }),
   },
   { additionalProperties: false },
@@ -343,6 +348,13 @@ export const EvaluationSchema = Type.Object(
       examples: [[POLICY_RESULT_EXAMPLE]],
     }),
     redacted: Type.Optional(RedactedSchema),
+    not_read: Type.Optional(
+      Type.Array(NotReadSchema, {
+        description:
+          'Present when the conversation carried something no rule read: each non-text part (images, audio, files) and each audio or function_call field, in order. Absent when everything was read.',
+        examples: [[{ index: 1, part: 1, type: 'image_url' }]],
+      }),
+    ),
   },
   { $id: 'Evaluation', title: 'Evaluation', additionalProperties: false },
 )
@@ -353,7 +365,7 @@ export type Evaluation = Static<typeof EvaluationSchema>
 /** What the log keeps of the evaluated texts (EVALUATION_LOG_CONTENT). */
 export const LOG_CONTENTS = ['redacted', 'none', 'full'] as const
 
-const { redacted: _redacted, ...answerFields } = EvaluationSchema.properties
+const { redacted: _redacted, not_read: _notRead, ...answerFields } = EvaluationSchema.properties
 
 const LOGGED_EXAMPLE = {
   id: '0193c1c0-7b9e-7cc4-9d7c-3f1f2b8a9e10',

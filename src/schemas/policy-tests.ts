@@ -10,6 +10,7 @@ import {
   TimestampSchema,
 } from './common.js'
 import { ContextSchema, EvaluationSchema, MessageSchema } from './evaluations.js'
+import type { ConversationMessage } from './messages.js'
 import { PolicyCreateSchema, PolicyParamsSchema, VERDICTS } from './policies.js'
 
 /** A policy's test cases (docs/log-and-tests.md), and a test run over them. */
@@ -125,7 +126,9 @@ export const PolicyTestCreateSchema = Type.Object(
   },
   { additionalProperties: false, title: 'PolicyTestCreate' },
 )
-export type PolicyTestCreate = Static<typeof PolicyTestCreateSchema>
+/** As sent; the service reads the messages as `readableMessages` reads them. */
+export type PolicyTestCreateBody = Static<typeof PolicyTestCreateSchema>
+export type PolicyTestCreate = Omit<PolicyTestCreateBody, 'messages'> & { messages: ConversationMessage[] }
 
 export const PolicyTestPatchSchema = Type.Object(
   {
@@ -160,7 +163,9 @@ export const PolicyTestPatchSchema = Type.Object(
   },
   { additionalProperties: false, title: 'PolicyTestPatch' },
 )
-export type PolicyTestPatch = Static<typeof PolicyTestPatchSchema>
+/** As sent; the service reads the messages as `readableMessages` reads them. */
+export type PolicyTestPatchBody = Static<typeof PolicyTestPatchSchema>
+export type PolicyTestPatch = Omit<PolicyTestPatchBody, 'messages'> & { messages?: ConversationMessage[] }
 
 export const PolicyTestSchema = Type.Object(
   {
@@ -179,7 +184,9 @@ export const PolicyTestSchema = Type.Object(
   },
   { $id: 'PolicyTest', title: 'PolicyTest', additionalProperties: false },
 )
-export type PolicyTest = Static<typeof PolicyTestSchema>
+/** As sent; the service reads the messages as `readableMessages` reads them. */
+export type PolicyTestBody = Static<typeof PolicyTestSchema>
+export type PolicyTest = Omit<PolicyTestBody, 'messages'> & { messages: ConversationMessage[] }
 
 const POLICY_TEST_EXAMPLE: PolicyTest = {
   id: 'card-in-reply',

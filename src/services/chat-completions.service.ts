@@ -4,24 +4,33 @@ import { invalid } from '../errors.js'
 import {
   type Action,
   type CompletionShell,
-  completionTexts,
+  completionReplies,
   type EvaluatedMessage,
   evaluatedMessages,
+  failedIn,
   guardedCompletion,
   guardedStream,
+  type ReplyOfChoice,
   replacementText,
   type StreamChunk,
   stoppedCompletion,
   stoppedStream,
-  streamTexts,
+  streamReplies,
   upstreamBody,
 } from '../proxy/completions.js'
 import { callUpstream, streamUpstream } from '../proxy/upstream.js'
 import type { CompiledPolicy } from '../rules/evaluate.js'
-import { guardsReply, type StreamDetector, StreamRelease, streamPlan } from '../rules/stream.js'
+import {
+  guardsReply,
+  type StreamDetector,
+  StreamRelease,
+  streamPlan,
+  ToolCallRelease,
+} from '../rules/stream.js'
 import type { Application } from '../schemas/applications.js'
 import type { ChatCompletionRequest, WardenOutcome } from '../schemas/chat-completions.js'
 import type { Evaluation } from '../schemas/evaluations.js'
+import { type ModelCall, modelCallSpan, recordUsage, type Span } from '../telemetry/index.js'
 import type { ApplicationsService } from './applications.service.js'
 import type { Clock } from './clock.js'
 import type { EvaluationRecord } from './evaluation-log.service.js'
@@ -66,6 +75,25 @@ export interface ChatCompletionsDependencies {
 }
 
 const PATH_POINTER = '#/path/application_id'
+
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+
+/** The upstream call as OpenTelemetry's GenAI conventions name it: a chat with the application's provider. */
+const modelCall = (application: Application, model: string): ModelCall => ({
+  operation: 'chat',
+  provider: application.provider ?? 'unknown',
+  model,
+})
+
+/** The chunk of a stream that carries its usage (the last with `usage`), if any. */
+function streamUsage(chunks: readonly StreamChunk[]): Json | undefined {
+  for (let i = chunks.length - 1; i >= 0; i--) {
+    const chunk = (chunks[i] as StreamChunk).chunk
+    if (isObject(chunk.usage)) return chunk
+  }
+  return undefined
+}
 
 /**
  * Guarded chat completions (docs/chat-completions.md): the application's model and parameters as
@@ -116,6 +144,7 @@ export class ChatCompletionsService {
         input_evaluation_id: input.id,
         output_evaluation_id: null,
         output_evaluation_ids: [],
+        failed: failedIn('input', input.id, null, input),
       }
       const text = replacementText(input.override_response)
       const n = request.n ?? 1
@@ -138,30 +167,47 @@ export class ChatCompletionsService {
     ) {
       const plan = streamPlan(inputDecided.policies.policies.map((p) => p.compiled as CompiledPolicy))
       if (plan.mode === 'incremental')
-        return this.released(caller, applicationId, upstream, body, conversation, inputDecided, plan, signal)
+        return this.released(
+          caller,
+          applicationId,
+          upstream,
+          body,
+          conversation,
+          inputDecided,
+          plan,
+          signal,
+          modelCall(application, model),
+        )
     }
 
     let reply: Awaited<ReturnType<typeof callUpstream>>
     let decided: ({ answer: Evaluation; record: EvaluationRecord } | null)[]
-    let texts: Map<number, string | null>
+    let replies: Map<number, ReplyOfChoice>
     let indexes: number[]
     try {
-      reply = await callUpstream({
-        upstream,
-        body,
-        stream,
-        timeoutMs: this.deps.config.providerTimeoutMs,
-        ...(signal ? { signal } : {}),
+      reply = await modelCallSpan(modelCall(application, model), async (span) => {
+        const answered = await callUpstream({
+          upstream,
+          body,
+          stream,
+          timeoutMs: this.deps.config.providerTimeoutMs,
+          ...(signal ? { signal } : {}),
+        })
+        if (span) {
+          const usage = answered.stream ? streamUsage(answered.chunks) : answered.completion
+          recordUsage(span, usage?.usage as Json | undefined, usage?.model)
+        }
+        return answered
       })
-      texts = reply.stream ? streamTexts(reply.chunks).texts : completionTexts(reply.completion)
-      indexes = [...texts.keys()].sort((a, b) => a - b)
+      replies = reply.stream ? streamReplies(reply.chunks).replies : completionReplies(reply.completion)
+      indexes = [...replies.keys()].sort((a, b) => a - b)
       decided = await Promise.all(
         indexes.map((index) =>
           this.evaluateOutput(
             caller,
             applicationId,
             conversation,
-            texts.get(index) ?? null,
+            replies.get(index) ?? { text: null, toolCalls: [] },
             inputDecided.policies,
             signal,
           ),
@@ -175,9 +221,12 @@ export class ChatCompletionsService {
     const outputs = decided.map((d) => d?.answer ?? null)
     const replacements = new Map<number, string>()
     let action: Action = 'allow'
+    const failed: WardenOutcome['failed'] = []
     for (const [i, output] of outputs.entries()) {
       if (!output || output.action === 'allow') continue
-      replacements.set(indexes[i] as number, replacementText(output.override_response))
+      const choice = indexes[i] as number
+      replacements.set(choice, replacementText(output.override_response))
+      failed.push(...failedIn('output', output.id, choice, output))
       if (action === 'allow') action = output.action
     }
     const ids = outputs.map((output) => output?.id ?? null)
@@ -186,6 +235,7 @@ export class ChatCompletionsService {
       input_evaluation_id: input.id,
       output_evaluation_id: ids[0] ?? null,
       output_evaluation_ids: ids,
+      failed,
     }
     const guarded = guardsReply(inputDecided.policies.policies.map((p) => p.policy))
     return {
@@ -213,7 +263,18 @@ export class ChatCompletionsService {
     inputDecided: Decided & { policies: StoredPolicies },
     plan: { detectors: StreamDetector[]; scored: CompiledPolicy[] },
     signal: AbortSignal | undefined,
+    call: ModelCall,
   ): Promise<ChatCompletionAnswer> {
+    // The upstream call's span (tracing on) lasts until the relay ends, past this function.
+    let callSpan: Span | undefined
+    let endCall: () => void = () => undefined
+    const callEnded = new Promise<void>((resolve) => {
+      endCall = resolve
+    })
+    void modelCallSpan(call, (span) => {
+      callSpan = span
+      return callEnded
+    })
     // Aborted when the stream stops early, though a chunk is being waited for.
     const halt = new AbortController()
     const chunks = streamUpstream({
@@ -226,6 +287,7 @@ export class ChatCompletionsService {
     try {
       first = await chunks.next()
     } catch (error) {
+      endCall()
       await this.deps.evaluations.log([inputDecided])
       throw error
     }
@@ -236,18 +298,24 @@ export class ChatCompletionsService {
       {
         inputDecided,
         release,
+        // Scored rules judge arguments only in the whole reply: then none is released before it passed.
+        toolCalls: new ToolCallRelease(plan.detectors, plan.scored.length > 0),
         guarding: guardsReply(inputDecided.policies.policies.map((p) => p.policy)),
         halt,
-        evaluateOutput: (text) =>
+        evaluateOutput: (reply) =>
           this.evaluateOutput(
             caller,
             applicationId,
             conversation,
-            text,
+            reply,
             inputDecided.policies,
             signal,
           ) as Promise<Decided>,
         log: (decided) => this.deps.evaluations.log(decided),
+        upstreamChunk: (chunk) => {
+          if (callSpan && isObject(chunk.usage)) recordUsage(callSpan, chunk.usage, chunk.model)
+        },
+        upstreamEnded: endCall,
       },
       chunks,
     )
@@ -256,22 +324,24 @@ export class ChatCompletionsService {
 
   /**
    * The evaluation of one choice's reply after the conversation, by the revisions the input was
-   * evaluated with (a policy changed meanwhile judges the next completion); none for a choice
-   * without text (tool calls only).
+   * evaluated with (a policy changed meanwhile judges the next completion): its text and its tool
+   * calls' arguments (docs/agents.md); none for a choice with neither.
    */
   private evaluateOutput(
     caller: EvaluationCaller,
     applicationId: string,
     conversation: EvaluatedMessage[],
-    text: string | null,
+    reply: ReplyOfChoice,
     policies: StoredPolicies,
     signal: AbortSignal | undefined,
   ): Promise<{ answer: Evaluation; record: EvaluationRecord }> | null {
-    if (text === null) return null
+    if (reply.text === null && reply.toolCalls.length === 0) return null
+    const message: EvaluatedMessage = { role: 'assistant', content: reply.text ?? '' }
+    if (reply.toolCalls.length > 0) message.tool_calls = reply.toolCalls
     return this.deps.evaluations.evaluateUnlogged(
       caller,
       applicationId,
-      { messages: [...conversation, { role: 'assistant', content: text }] },
+      { messages: [...conversation, message] },
       { ...(signal ? { signal } : {}), source: 'chat_output', policies },
     )
   }

@@ -16,8 +16,10 @@ import {
   type EvaluablePolicy,
   type EvaluationOutcome,
   evaluate,
+  type RuleTracer,
   redactConversation,
 } from '../rules/evaluate.js'
+import { failedRules } from '../rules/failed-rules.js'
 import { RULE_TYPE_MODULES } from '../rules/rule-types/registry.js'
 import { guardsReply } from '../rules/stream.js'
 import { normalizeRule } from '../rules/validation.js'
@@ -26,6 +28,7 @@ import type { Store } from '../store/database.js'
 import { findApplicationSeq, findEvaluatedApplication } from '../store/evaluations.repository.js'
 import { findPolicy, findPolicyBySeq, findPolicyRevision } from '../store/policies.repository.js'
 import type { PolicyRow } from '../store/tables.js'
+import { evaluationSpan, recordEvaluation, ruleSpan } from '../telemetry/index.js'
 import type { Clock } from './clock.js'
 import { policyFromColumns } from './documents.js'
 import type { EvaluationCaller, EvaluationLogService, EvaluationRecord } from './evaluation-log.service.js'
@@ -137,11 +140,41 @@ export class EvaluationsService {
    * (a guarded chat completion's input and output) and logs them together, in one commit, with
    * `log`, before it answers.
    */
-  async evaluateUnlogged(
+  evaluateUnlogged(
     caller: EvaluationCaller,
     applicationId: string,
     request: EvaluationRequest,
     options: EvaluationOptions = {},
+  ): Promise<{ answer: Evaluation; record: EvaluationRecord; policies: StoredPolicies }> {
+    // A span per evaluation when tracing is on (docs/tracing.md); off, the call as is.
+    return evaluationSpan(applicationId, options.source ?? request.source ?? 'api', async (span) => {
+      // Rules get spans of their own only under an evaluation span that records (sampled in).
+      const decided = await this.decideUnlogged(
+        caller,
+        applicationId,
+        request,
+        options,
+        span?.isRecording() === true,
+      )
+      if (span) {
+        const { answer } = decided
+        recordEvaluation(span, {
+          id: answer.id,
+          verdict: answer.verdict,
+          action: answer.action,
+          failedPolicies: [...new Set(failedRules(answer).map((r) => r.policy_id))],
+        })
+      }
+      return decided
+    })
+  }
+
+  private async decideUnlogged(
+    caller: EvaluationCaller,
+    applicationId: string,
+    request: EvaluationRequest,
+    options: EvaluationOptions,
+    traced: boolean,
   ): Promise<{ answer: Evaluation; record: EvaluationRecord; policies: StoredPolicies }> {
     const { workspaceId } = caller
     const asked = options.signal
@@ -209,7 +242,13 @@ export class EvaluationsService {
           ...(drafts ?? []).map((draft) => compilePolicy(draft, classifiersFor(classifiers, workspaceId))),
         ],
         conversation,
-        { judge, workspace: workspaceId, signal, ...(metrics ? { observeRule: metrics.rule } : {}) },
+        {
+          judge,
+          workspace: workspaceId,
+          signal,
+          ...(metrics ? { observeRule: metrics.rule } : {}),
+          ...(traced ? { traceRule: tracedRule } : {}),
+        },
       )
     }
     const answer: Evaluation = {
@@ -513,6 +552,9 @@ export class EvaluationsService {
     return checked
   }
 }
+
+/** A rule evaluated on the event loop in a span of its own (`warden.rule`). */
+const tracedRule: RuleTracer = (policyId, index, type, fn) => ruleSpan(policyId, index, type, () => fn())
 
 /** A pooled evaluation's outcome: its findings stayed in the worker, which made what derives from them. */
 const pooledOutcome = (result: PoolResult): EvaluationOutcome => ({ ...result.outcome, redactable: [] })

@@ -20,6 +20,7 @@ import {
   type PolicyResult,
 } from '../rules/evaluate.js'
 import type { Evaluation } from '../schemas/evaluations.js'
+import type { ToolCall } from '../schemas/messages.js'
 import type { PolicyCreate } from '../schemas/policies.js'
 import {
   type Expected,
@@ -56,13 +57,41 @@ import { applicationNotFound, assertSameId, newEtag, policyNotFound } from './su
 
 type Messages = PolicyTest['messages']
 
-/** Messages with their keys in the schema's order, whatever order the store kept them in. */
+/** A tool call with its known keys first, in the schema's order, then the rest as sent. */
+function toolCallInOrder(call: ToolCall): ToolCall {
+  const { id, type, function: fn, custom, ...rest } = call
+  const ordered: ToolCall = {}
+  if (id !== undefined) ordered.id = id
+  if (type !== undefined) ordered.type = type
+  if (fn !== undefined) {
+    const { name, arguments: args, ...more } = fn
+    ordered.function = {
+      ...(name !== undefined ? { name } : {}),
+      ...(args !== undefined ? { arguments: args } : {}),
+      ...more,
+    }
+  }
+  if (custom !== undefined) ordered.custom = custom
+  return Object.assign(ordered, rest)
+}
+
+/**
+ * Messages with their keys in the schema's order, whatever order the store kept them in (a
+ * PostgreSQL jsonb column orders them its own way): role, content, then the agent's fields a case
+ * keeps (docs/agents.md): name, tool_calls, tool_call_id.
+ */
 const messagesInOrder = (messages: Messages): Messages =>
-  messages.map((m) => ({
-    role: m.role,
-    content:
-      typeof m.content === 'string' ? m.content : m.content.map((p) => ({ type: p.type, text: p.text })),
-  }))
+  messages.map((m) => {
+    const message: Messages[number] = {
+      role: m.role,
+      content:
+        typeof m.content === 'string' ? m.content : m.content.map((p) => ({ type: p.type, text: p.text })),
+    }
+    if (m.name !== undefined) message.name = m.name
+    if (m.tool_calls !== undefined) message.tool_calls = m.tool_calls.map(toolCallInOrder)
+    if (m.tool_call_id !== undefined) message.tool_call_id = m.tool_call_id
+    return message
+  })
 
 const expectedInOrder = (e: { verdict: Expected['verdict']; rules?: Expected['rules'] }): Expected => ({
   verdict: e.verdict,

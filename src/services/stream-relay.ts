@@ -1,18 +1,25 @@
 import { AppError } from '../errors.js'
 import {
   type Action,
+  addToolCallPieces,
   errorEvent,
+  failedIn,
   overriddenChunk,
+  type ReplyOfChoice,
   relayedFields,
   releasedChunk,
+  releasedToolCallsChunk,
   SSE_DONE,
   type StreamChunk,
+  type StreamedCall,
   sseEvent,
+  streamedToolCalls,
   type TextField,
   withText,
+  withToolCalls,
 } from '../proxy/completions.js'
 import type { EvaluationOutcome } from '../rules/evaluate.js'
-import type { StreamRelease, WindowVerdict } from '../rules/stream.js'
+import type { StreamRelease, ToolCallRelease, WindowVerdict } from '../rules/stream.js'
 import type { WardenOutcome } from '../schemas/chat-completions.js'
 import type { Evaluation } from '../schemas/evaluations.js'
 import type { EvaluationRecord } from './evaluation-log.service.js'
@@ -28,13 +35,19 @@ export interface RelayRun {
   inputDecided: Decided
   /** The release decision for the reply (src/rules/stream.ts). */
   release: StreamRelease
+  /** The release decision for the reply's tool-call arguments. */
+  toolCalls: ToolCallRelease
   /** Some enforced output rule holds text back: what would spell it (log probabilities) is not relayed. */
   guarding: boolean
   /** Aborts the upstream call when the stream stops early, though a chunk is being waited for. */
   halt: AbortController
-  /** The output evaluation of the reply's whole text (not logged). */
-  evaluateOutput(text: string): Promise<Decided>
+  /** The output evaluation of the whole reply: its text and its tool calls (not logged). */
+  evaluateOutput(reply: ReplyOfChoice): Promise<Decided>
   log(decided: Decided[]): Promise<void>
+  /** Told of each upstream chunk as it arrives (its usage, for the upstream call's span). */
+  upstreamChunk?(chunk: Json): void
+  /** The relay is done with the upstream: it ended, failed or was stopped. */
+  upstreamEnded?(): void
 }
 
 /** What handling one upstream chunk led to: on to the next, or the stream has ended. */
@@ -58,6 +71,10 @@ export class StreamRelay {
   /** The text field of the reply: where text released between chunks goes. */
   private textField: TextField = 'content'
   private whole: Promise<Decided> | null = null
+  /** The reply's tool calls as received so far, by their index. */
+  private readonly calls = new Map<number, StreamedCall>()
+  /** The reply calls a function in OpenAI's deprecated shape (`function_call`), read as call 0. */
+  private legacyCall = false
   /** The upstream's next chunk, being waited for beside a window's verdict. */
   private waiting: Promise<IteratorResult<StreamChunk>> | null = null
 
@@ -87,6 +104,7 @@ export class StreamRelay {
     } finally {
       this.run.halt.abort()
       await this.chunks.return(undefined)
+      this.run.upstreamEnded?.()
     }
   }
 
@@ -109,6 +127,7 @@ export class StreamRelay {
 
   /** Relays one upstream chunk: its text as the rules release it, the rest as it came. */
   private async *chunk({ raw, chunk }: StreamChunk): AsyncGenerator<string, Next> {
+    this.run.upstreamChunk?.(chunk)
     const { choices: _, usage: __, warden: ___, ...rest } = chunk
     if (!('object' in this.envelope)) this.envelope = { ...rest, object: 'chat.completion.chunk' }
     const choices = chunk.choices as Json[]
@@ -125,9 +144,39 @@ export class StreamRelay {
     }
     // Its log probabilities spell the tokens held back: they go only where nothing is held.
     const choice = this.run.guarding ? { ...found, logprobs: null } : found
-    const delta = relayedFields(
+    let delta = relayedFields(
       (typeof choice.delta === 'object' && choice.delta !== null ? choice.delta : {}) as Json,
     )
+    // Tool-call arguments are output too: each call's are released as the rules allow.
+    const calling = delta.tool_calls !== undefined || delta.function_call !== undefined
+    // Pieces after the choice finished were read by no evaluation: never relayed.
+    if (calling && this.finished) delta = withToolCalls(delta, [])
+    else if (calling) {
+      const pieces = this.toolCallPieces(delta.tool_calls)
+      if (pieces === null) {
+        yield* this.stop(null)
+        return 'ended'
+      }
+      delta = withToolCalls(delta, pieces)
+    }
+    // OpenAI's deprecated function_call is one call, call 0: its arguments are held back alike.
+    if (typeof delta.function_call === 'object' && delta.function_call !== null) {
+      if (this.finished) {
+        const { function_call: _, ...rest } = delta
+        delta = rest
+      } else {
+        this.legacyCall = true
+        const fn = delta.function_call as Json
+        const pieces = this.toolCallPieces([{ index: 0, function: fn }])
+        if (pieces === null) {
+          yield* this.stop(null)
+          return 'ended'
+        }
+        const { function_call: _, ...rest } = delta
+        const released = pieces[0]?.function as Json | undefined
+        delta = released === undefined ? rest : { ...rest, function_call: released }
+      }
+    }
     // Content and a refusal beside it are both the reply's text: both are read, in that order.
     const texts = [delta.content, delta.refusal].filter((t): t is string => typeof t === 'string')
     const field =
@@ -150,13 +199,18 @@ export class StreamRelay {
         return 'ended'
       }
       this.envelope = { ...this.envelope, warden: this.outcome('allow', end.output) }
+      const ended = this.legacyCall
+        ? withFunctionCallRest(delta, end.toolCalls.get(0))
+        : withToolCalls(delta, mergedPieces(delta.tool_calls as Json[] | undefined, end.toolCalls))
       this.held = {
         ...chunk,
-        choices: [{ ...choice, delta: withText(delta, field, released + end.release) }],
+        choices: [{ ...choice, delta: withText(ended, field, released + end.release) }],
       }
       return 'next'
     }
     if (field === null) {
+      // A delta of tool-call pieces all held back says nothing yet.
+      if (calling && Object.keys(delta).length === 0) return 'next'
       if (this.held) yield sseEvent(this.held)
       this.held = null
       yield sseEvent({ ...chunk, choices: [{ ...choice, delta }] })
@@ -172,6 +226,12 @@ export class StreamRelay {
       const end = await this.endOfReply()
       if ('stop' in end) return yield* this.stop(end.stop)
       if (end.release !== '') yield sseEvent(releasedChunk(this.envelope, this.textField, end.release))
+      if (end.toolCalls.size > 0)
+        yield sseEvent(
+          this.legacyCall
+            ? releasedChunkWith(this.envelope, withFunctionCallRest({}, end.toolCalls.get(0)))
+            : releasedToolCallsChunk(this.envelope, end.toolCalls),
+        )
       this.envelope = { ...this.envelope, warden: this.outcome('allow', end.output) }
     }
     const { warden, ...shell } = this.envelope
@@ -185,25 +245,61 @@ export class StreamRelay {
    * a window's outcome, or the whole text's evaluation failing.
    */
   private async endOfReply(): Promise<
-    { release: string; output: Evaluation } | { stop: EvaluationOutcome | null }
+    | { release: string; toolCalls: Map<number, string>; output: Evaluation }
+    | { stop: EvaluationOutcome | null }
   > {
     const { release } = this.run
     const ended = release.end()
     if (ended.violation) return { stop: null }
+    const calls = this.run.toolCalls.end()
+    if (calls.violation) return { stop: null }
     const deciding = this.decide()
     const drained = await release.drain()
     if (typeof drained !== 'string') return { stop: drained }
     const output = (await deciding).answer
     if (output.action !== 'allow') return { stop: null }
-    return { release: ended.release + drained, output }
+    return { release: ended.release + drained, toolCalls: calls.releases, output }
+  }
+
+  /**
+   * One delta's tool-call pieces as relayed: each with its arguments replaced by what the rules
+   * release of them (a piece left with nothing to say is dropped); null when a detector found
+   * something in a call's arguments.
+   */
+  private toolCallPieces(pieces: unknown): Json[] | null {
+    addToolCallPieces(this.calls, pieces)
+    if (!Array.isArray(pieces)) return []
+    const relayed: Json[] = []
+    for (const piece of pieces as unknown[]) {
+      if (typeof piece !== 'object' || piece === null || Array.isArray(piece)) continue
+      const { index } = piece as Json
+      if (typeof index !== 'number') continue
+      const fn = (piece as Json).function
+      const args =
+        typeof fn === 'object' && fn !== null && typeof (fn as Json).arguments === 'string'
+          ? ((fn as Json).arguments as string)
+          : null
+      let released = ''
+      if (args !== null && args !== '') {
+        const step = this.run.toolCalls.push(index, args)
+        if (step.violation) return null
+        released = step.release
+      }
+      const out = withArguments(piece as Json, released)
+      if (out !== null) relayed.push(out)
+    }
+    return relayed
   }
 
   /** Evaluates and logs the whole text received: the stream's output evaluation, once (of the text received when first asked). */
   private decide(): Promise<Decided> {
     if (this.whole === null) {
-      const text = this.run.release.received
+      const reply: ReplyOfChoice = {
+        text: this.run.release.received,
+        toolCalls: streamedToolCalls(this.calls),
+      }
       this.whole = (async () => {
-        const output = await this.run.evaluateOutput(text)
+        const output = await this.run.evaluateOutput(reply)
         await this.run.log([this.run.inputDecided, output])
         this.logged = true
         return output
@@ -227,22 +323,73 @@ export class StreamRelay {
     // text scores).
     let action: Action = output.action
     let override = output.override_response
+    let why = output
     if (action === 'allow') {
       action = failed === null ? 'block' : failed.action
       override = failed === null ? null : failed.override_response
+      // The window's verdict stopped the stream: its failing rules are the reason.
+      if (failed !== null) why = { ...output, policies: failed.policies }
     }
     if (this.held) yield sseEvent(this.held)
-    yield sseEvent(overriddenChunk(this.envelope, override, this.outcome(action, output)))
+    yield sseEvent(overriddenChunk(this.envelope, override, this.outcome(action, output, why)))
     yield SSE_DONE
   }
 
-  private outcome(action: Action, output: Evaluation): WardenOutcome {
+  private outcome(
+    action: Action,
+    output: Evaluation,
+    why: Pick<Evaluation, 'policies'> = output,
+  ): WardenOutcome {
     const input = this.run.inputDecided.answer
     return {
       action,
       input_evaluation_id: input.id,
       output_evaluation_id: output.id,
       output_evaluation_ids: [output.id],
+      failed: action === 'allow' ? [] : failedIn('output', output.id, 0, why),
     }
   }
+}
+
+/**
+ * A tool-call piece with `released` as its arguments; null when it then says nothing (no id, type
+ * or name, and nothing released): its arguments are held back.
+ */
+function withArguments(piece: Json, released: string): Json | null {
+  const fn = typeof piece.function === 'object' && piece.function !== null ? (piece.function as Json) : {}
+  const { arguments: _, ...rest } = fn
+  const named = Object.keys(rest).length > 0
+  const says = named || Object.keys(piece).some((k) => k !== 'index' && k !== 'function')
+  if (!says && released === '') return null
+  const out: Json = { ...piece }
+  if (named || released !== '' || 'function' in piece) out.function = { ...rest, arguments: released }
+  return out
+}
+
+/** A delta's relayed tool-call pieces with the rest released at the reply's end appended, one piece per call. */
+function mergedPieces(pieces: Json[] | undefined, rest: ReadonlyMap<number, string>): Json[] {
+  const merged = (pieces ?? []).map((p) => ({ ...p }))
+  for (const [index, text] of rest) {
+    const piece = merged.find((p) => p.index === index)
+    if (piece) {
+      const fn = (piece.function ?? {}) as Json
+      piece.function = { ...fn, arguments: `${typeof fn.arguments === 'string' ? fn.arguments : ''}${text}` }
+    } else merged.push({ index, function: { arguments: text } })
+  }
+  return merged.sort((a, b) => (a.index as number) - (b.index as number))
+}
+
+/** A delta with `rest` appended to its function_call's arguments (OpenAI's deprecated shape). */
+function withFunctionCallRest(delta: Json, rest: string | undefined): Json {
+  if (rest === undefined || rest === '') return delta
+  const fn = (
+    typeof delta.function_call === 'object' && delta.function_call !== null ? delta.function_call : {}
+  ) as Json
+  const before = typeof fn.arguments === 'string' ? fn.arguments : ''
+  return { ...delta, function_call: { ...fn, arguments: before + rest } }
+}
+
+/** A chunk of its own for choice 0 with this delta, under the stream's envelope. */
+function releasedChunkWith(envelope: Json, delta: Json): Json {
+  return { ...envelope, choices: [{ index: 0, delta, logprobs: null, finish_reason: null }] }
 }

@@ -130,6 +130,7 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
       PROVIDER_INTERNAL_WORKSPACES: 'default,partners',
       PROVIDER_UNREACHABLE_BASE_URL: 'http://127.0.0.1:9/v1',
       PROVIDER_TIMEOUT_MS: '400',
+      CHAT_COMPLETIONS_BODY_LIMIT_BYTES: String(2 * 1024 * 1024),
     })
     await t.app.listen({ port: 0, host: '127.0.0.1' })
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`
@@ -360,30 +361,35 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
       expect(double.received[1]?.body).toEqual({ model: 'm1', messages: user('x'), top_k: 5 })
     })
 
-    it('passes a tool call through and evaluates no text for it', async () => {
-      const toolCall = {
+    it('passes a tool call through once its arguments passed, and replaces one carrying a card', async () => {
+      const toolCall = (args: string) => ({
         id: 'call_1',
         type: 'function',
-        function: { name: 'find_order', arguments: `{"card":"${CARD}"}` },
-      }
-      double.script({
+        function: { name: 'find_order', arguments: args },
+      })
+      const reply = (args: string) => ({
         json: completion('', {
           choices: [
             {
               index: 0,
-              message: { role: 'assistant', content: null, tool_calls: [toolCall] },
+              message: { role: 'assistant', content: null, tool_calls: [toolCall(args)] },
               finish_reason: 'tool_calls',
             },
           ],
         }),
       })
+      double.script(reply('{"order":1042}'))
       const data = await client.chat.completions.create({ model: 'm', messages: user('where is my order?') })
-      expect(data.choices[0]?.message.tool_calls).toEqual([toolCall])
+      expect(data.choices[0]?.message.tool_calls).toEqual([toolCall('{"order":1042}')])
       expect((data as any).warden).toMatchObject({
         action: 'allow',
-        output_evaluation_id: null,
-        output_evaluation_ids: [null],
+        output_evaluation_id: expect.any(String),
       })
+
+      double.script(reply(`{"card":"${CARD}"}`))
+      const replaced = await client.chat.completions.create({ model: 'm', messages: user('refund?') })
+      expect(replaced.choices[0]?.message).toEqual({ role: 'assistant', content: OVERRIDE, refusal: null })
+      expect((replaced as any).warden.action).toBe('override')
     })
   })
 
@@ -1305,12 +1311,12 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
       expect(unreachable.message).toBe('502 Could not reach the model provider (ECONNREFUSED)')
     })
 
-    it('shows Fastify’s own refusals: a body over 1 MiB, not JSON, or not sent as JSON', async () => {
+    it('shows Fastify’s own refusals: a body over the route’s limit, not JSON, or not sent as JSON', async () => {
       const tooLarge = await sdkError(
-        client.chat.completions.create({ model: 'm', messages: user('x'.repeat(1024 * 1024)) }),
+        client.chat.completions.create({ model: 'm', messages: user('x'.repeat(2 * 1024 * 1024)) }),
       )
       expect(seen(tooLarge)).toEqual({
-        message: '413 The request body is larger than 1 MiB (1048576 bytes)',
+        message: "413 The request body is larger than this route's limit of 2 MiB (2097152 bytes)",
         status: 413,
         type: 'payload_too_large',
         code: 'payload_too_large',
@@ -1641,6 +1647,55 @@ describe('streams under scored output rules, scored on windows (sqlite)', () => 
     judge.received.length = 0
   })
 
+  it('holds a tool call’s arguments back until the whole reply passed the judged rules', async () => {
+    const base_ = { id: 'chatcmpl-upstream', object: 'chat.completion.chunk', created: 1, model: 'u' }
+    const piece = (delta: object, finish: string | null = null) => ({
+      ...base_,
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+    })
+    const callChunks = (args: string) => [
+      piece({ role: 'assistant', content: null }),
+      piece({
+        tool_calls: [{ index: 0, id: 'c1', type: 'function', function: { name: 'refund', arguments: '' } }],
+      }),
+      ...[...args].map((c) => piece({ tool_calls: [{ index: 0, function: { arguments: c } }] })),
+      piece({}, 'tool_calls'),
+    ]
+    const stream = async (args: string) => {
+      double.script({ chunks: callChunks(args) })
+      const res = await fetch(`${base}/v1/applications/custom-guard/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${t.adminKey}` },
+        body: JSON.stringify({ model: 'm', stream: true, messages: [{ role: 'user', content: 'Refund?' }] }),
+      })
+      return (await res.text())
+        .split('\n\n')
+        .filter((e) => e.startsWith('data: {'))
+        .map((e) => JSON.parse(e.slice(6)))
+    }
+    const args = '{"order": 1042, "note": "late delivery"}'
+    const passed = await stream(args)
+    const withArguments = passed.filter((e) =>
+      (e.choices?.[0]?.delta?.tool_calls ?? []).some((c: any) => (c.function?.arguments ?? '') !== ''),
+    )
+    // Nothing of the arguments before the end: all of them with the last chunk, which says why it ended.
+    expect(withArguments).toHaveLength(1)
+    expect(withArguments[0]).toBe(passed.at(-1))
+    expect(passed.at(-1).choices[0].delta.tool_calls).toEqual([{ index: 0, function: { arguments: args } }])
+    expect(passed.at(-1).choices[0].finish_reason).toBe('tool_calls')
+    expect(passed.at(-1).warden).toMatchObject({ action: 'allow', failed: [] })
+
+    const failed = await stream('{"order": 1042, "note": "refund guarantee"}')
+    expect(JSON.stringify(failed)).not.toContain('guarantee')
+    expect(failed.at(-1).choices[0]).toMatchObject({
+      delta: { content: OVERRIDE },
+      finish_reason: 'content_filter',
+    })
+    expect(failed.at(-1).warden.failed).toEqual([
+      expect.objectContaining({ policy_id: 'custom-guard-policy', rule_type: 'custom', categories: [] }),
+    ])
+  })
+
   it('never sends a threat written mid-stream, which the offline model scores on its window', async () => {
     const text =
       'Thanks for your message. I know where you live and I will make you regret this. Have a nice day.'
@@ -1651,6 +1706,10 @@ describe('streams under scored output rules, scored on windows (sqlite)', () => 
     expect(received).not.toContain('live')
     expect(finish).toBe('content_filter')
     expect(last.warden).toMatchObject({ action: 'override' })
+    // The client reads which rule failed: the toxicity rule that scored the window.
+    expect(last.warden.failed).toEqual([
+      expect.objectContaining({ evaluation: 'output', choice: 0, rule_index: 0, rule_type: 'toxicity' }),
+    ])
     // The log holds the evaluation of the whole text received.
     const entry = await t.request({
       method: 'GET',

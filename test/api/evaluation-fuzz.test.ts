@@ -190,7 +190,12 @@ describe.each(STORE_KINDS)('fuzzing POST /v1/applications/{id}/evaluations (%s)'
   }
 
   beforeAll(async () => {
-    t = await createTestApp(kind, { RATE_LIMIT_PER_MINUTE: '0', EVALUATION_LOG_CONTENT: 'full' })
+    // The route's body limit at 1 MiB (its default is 20 MiB): the huge-message cases fill it.
+    t = await createTestApp(kind, {
+      RATE_LIMIT_PER_MINUTE: '0',
+      EVALUATION_LOG_CONTENT: 'full',
+      EVALUATIONS_BODY_LIMIT_BYTES: String(MiB),
+    })
     await t.request({
       method: 'POST',
       url: '/v1/applications',
@@ -312,7 +317,7 @@ describe.each(STORE_KINDS)('fuzzing POST /v1/applications/{id}/evaluations (%s)'
     )
   })
 
-  it('1,000 messages, many content parts, and 1,001 messages refused', async () => {
+  it('1,000 messages, many content parts, and 1,001 messages or 10,001 parts refused', async () => {
     const thousand = Array.from({ length: 1000 }, (_, i) => ({
       role: ['user', 'assistant', 'system', 'tool', 'developer'][i % 5],
       content: i % 2 ? `message ${i} jane@example.com 😀 e\u0301` : [{ type: 'text', text: `part ${i}` }],
@@ -321,7 +326,7 @@ describe.each(STORE_KINDS)('fuzzing POST /v1/applications/{id}/evaluations (%s)'
     expect(ok?.res.statusCode).toBe(200)
     const over = await evaluate({ messages: [...thousand, { role: 'user', content: 'x' }] })
     expect(over?.res.statusCode).toBe(422)
-    const parts = Array.from({ length: 1000 }, (_, i) => ({ type: 'text', text: `p${i}\u0000😀` }))
+    const parts = Array.from({ length: 10_000 }, (_, i) => ({ type: 'text', text: `p${i}\u0000😀` }))
     expect((await evaluate({ messages: [{ role: 'user', content: parts }] }))?.res.statusCode).toBe(200)
     const tooMany = await evaluate({
       messages: [{ role: 'user', content: [...parts, { type: 'text', text: '' }] }],

@@ -140,6 +140,71 @@ describe.each(STORE_KINDS)('policy test cases (%s)', (kind) => {
       await t.request({ method: 'DELETE', url: `${testsUrl('leaky')}/${body.id}` })
     })
 
+    it('keeps an agent’s conversation: tool calls, tool_call_id and name, and runs it with its arguments read', async () => {
+      await createPolicy({
+        id: 'no-card-out',
+        rules: [{ type: 'pii', flagged: ['credit_card'] }],
+        target: ['output'],
+      })
+      const messages = [
+        { role: 'user', content: 'Refund order 1042 to my card.', name: 'alice' },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            {
+              id: 'call_1',
+              type: 'function',
+              function: { name: 'lookup', arguments: '{"order": 1042}' },
+              extra: { kept: true },
+            },
+          ],
+        },
+        { role: 'tool', tool_call_id: 'call_1', content: 'Paid by card.' },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            {
+              id: 'call_2',
+              type: 'function',
+              function: { name: 'refund', arguments: `{"payment": {"card": "${CARD}"}}` },
+            },
+          ],
+        },
+      ]
+      // As read: content null reads as "".
+      const stored = messages.map((m) => ('content' in m && m.content === null ? { ...m, content: '' } : m))
+      const created = await createTest('no-card-out', {
+        id: 'card-in-call',
+        name: 'A card number in a tool call is caught',
+        messages,
+        expected: { verdict: 'fail', rules: [{ index: 0, status: 'fail' }] },
+      })
+      expect(created.json().messages).toEqual(stored)
+      const read = await t.request({ method: 'GET', url: `${testsUrl('no-card-out')}/card-in-call` })
+      expect(read.json().messages).toEqual(stored)
+      expect(JSON.stringify(read.json().messages[0])).toBe(
+        '{"role":"user","content":"Refund order 1042 to my card.","name":"alice"}',
+      )
+      const res = await run('no-card-out')
+      expect(res.statusCode, res.body).toBe(200)
+      const [result] = res.json().results
+      expect(result).toMatchObject({ test_id: 'card-in-call', outcome: 'passed' })
+      expect(result.evaluation.policies[0].rules[0].findings).toEqual([
+        {
+          kind: 'credit_card',
+          source: 'messages',
+          index: 3,
+          tool_call: 0,
+          path: '/payment/card',
+          start: 22,
+          end: 41,
+          text: CARD,
+        },
+      ])
+    })
+
     it('lists cases in creation order, a page at a time', async () => {
       await createPolicy({ id: 'paged', rules: [{ type: 'length', value: '10' }], target: ['input'] })
       for (const id of ['c', 'a', 'b']) {
@@ -223,11 +288,20 @@ describe.each(STORE_KINDS)('policy test cases (%s)', (kind) => {
           '/expected/rules/0/why',
         ],
         [{ ...base, messages: [{ role: 'robot', content: 'x' }] }, '/messages/0/role'],
-        [{ ...base, messages: [{ role: 'user', content: 'x', name: 'n' }] }, '/messages/0/name'],
+        [{ ...base, messages: [{ role: 'user', content: 'x', nme: 'n' }] }, '/messages/0/nme'],
+        [{ ...base, messages: [{ role: 'user', content: 'x', name: 5 }] }, '/messages/0/name'],
         [
-          { ...base, messages: [{ role: 'user', content: [{ type: 'image', text: 'x' }] }] },
-          '/messages/0/content',
+          {
+            ...base,
+            messages: [{ role: 'assistant', content: null, tool_calls: [{ id: 'c', function: 'f' }] }],
+          },
+          '/messages/0/tool_calls/0/function',
         ],
+        [
+          { ...base, messages: [{ role: 'user', content: [{ type: 'text', txt: 'x' }] }] },
+          '/messages/0/content/0/text',
+        ],
+        [{ ...base, messages: [{ role: 'user', content: 7 }] }, '/messages/0/content'],
         [{ ...base, messages: [] }, '/messages'],
         [{ ...base, context: 'doc' }, '/context'],
         [{ ...base, id: '.hidden' }, '/id'],

@@ -283,8 +283,8 @@ describe('the README', () => {
     return { server, key, dir }
   }
 
-  it('marks its quick start, its walkthrough and its offline detectors as tested', () => {
-    expect(sessions).toEqual(['quickstart', 'walkthrough', 'detectors'])
+  it('marks its quick start, its walkthrough, its agent example and its offline detectors as tested', () => {
+    expect(sessions).toEqual(['quickstart', 'walkthrough', 'agents', 'detectors'])
     for (const block of marked) {
       expect(block.lang, `README line ${block.line}`).toBe(block.marker === 'first-start' ? 'text' : 'sh')
     }

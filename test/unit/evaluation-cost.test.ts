@@ -74,4 +74,27 @@ describe('the estimated worst-case cost of an evaluation', () => {
       estimatedMs(plain, [rule('length', { value: '10' })], [], false),
     )
   })
+
+  it('counts tool-call arguments as text read, a custom tool’s input too, and a call without either as nothing', () => {
+    const size = textSize({
+      messages: [
+        {
+          role: 'assistant',
+          content: 'ok',
+          tool_calls: [
+            { id: 'a', type: 'function', function: { name: 'f', arguments: '{"n":"\u00e9"}' } },
+            { id: 'b', type: 'custom', custom: { name: 'shell', input: 'ls' } },
+            { id: 'c', type: 'function' },
+          ],
+        },
+      ],
+      context: null,
+    })
+    expect(size).toEqual({ characters: 2 + 9 + 2, wide: 1 })
+    const wide = textSize({
+      messages: [{ role: 'assistant', content: '', tool_calls: [{ function: { arguments: '{"n":"é"}' } }] }],
+      context: null,
+    })
+    expect(wide).toEqual({ characters: 9, wide: 1 })
+  })
 })

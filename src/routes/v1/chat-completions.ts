@@ -13,6 +13,8 @@ import {
   ChatCompletionSchema,
 } from '../../schemas/chat-completions.js'
 import type { Services } from '../../services/index.js'
+import { requestTraceContext } from '../../telemetry/http.js'
+import { iterateInContext, withContext } from '../../telemetry/index.js'
 
 const tags = ['chat completions']
 
@@ -84,14 +86,17 @@ export const chatCompletionsRoutes: FastifyPluginAsyncTypebox<{ services: Servic
       let streaming = false
       try {
         const { workspaceId, keyId } = request.principal
-        const answer = await services.chatCompletions.complete(
-          { workspaceId, keyId, requestId: String(request.id) },
-          request.params.application_id,
-          request.body,
-          {
-            signal: abandoned.signal,
-            buffered: String(request.headers['x-warden-stream'] ?? '').toLowerCase() === 'buffered',
-          },
+        const traced = requestTraceContext(request)
+        const answer = await withContext(traced, () =>
+          services.chatCompletions.complete(
+            { workspaceId, keyId, requestId: String(request.id) },
+            request.params.application_id,
+            request.body,
+            {
+              signal: abandoned.signal,
+              buffered: String(request.headers['x-warden-stream'] ?? '').toLowerCase() === 'buffered',
+            },
+          ),
         )
         // A stream released as it grows has no decision yet: a header that may lie is not sent.
         if (answer.action !== null) reply.header('x-warden-action', answer.action)
@@ -102,7 +107,7 @@ export const chatCompletionsRoutes: FastifyPluginAsyncTypebox<{ services: Servic
         reply.header('x-accel-buffering', 'no')
         // A client that goes away mid-stream abandons the upstream call: the listener stays.
         streaming = true
-        return reply.send(Readable.from(answer.body, { objectMode: false }))
+        return reply.send(Readable.from(iterateInContext(traced, answer.body), { objectMode: false }))
       } catch (error) {
         if (error instanceof ClientGoneError)
           throw new AppError(

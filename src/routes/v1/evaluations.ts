@@ -14,6 +14,9 @@ import {
   LoggedEvaluationSchema,
 } from '../../schemas/evaluations.js'
 import type { Services } from '../../services/index.js'
+import { requestTraceContext } from '../../telemetry/http.js'
+import { withContext } from '../../telemetry/index.js'
+import { readBodyMessages } from './messages.js'
 
 const tags = ['evaluations']
 
@@ -46,14 +49,18 @@ export const evaluationsRoutes: FastifyPluginAsyncTypebox<{ services: Services }
     },
     async (request) => {
       const { workspaceId, keyId } = request.principal
-      return untilClientLeaves(request, (signal) =>
-        services.evaluations.evaluate(
-          { workspaceId, keyId, requestId: String(request.id) },
-          request.params.application_id,
-          request.body,
-          { signal },
+      const { messages, notRead } = readBodyMessages(request.body.messages)
+      const answer = await untilClientLeaves(request, (signal) =>
+        withContext(requestTraceContext(request), () =>
+          services.evaluations.evaluate(
+            { workspaceId, keyId, requestId: String(request.id) },
+            request.params.application_id,
+            { ...request.body, messages },
+            { signal },
+          ),
         ),
       )
+      return notRead.length > 0 ? { ...answer, not_read: notRead } : answer
     },
   )
 

@@ -11,13 +11,24 @@ import {
   PolicyTestCreateSchema,
   PolicyTestPageSchema,
   PolicyTestParamsSchema,
+  type PolicyTestPatch,
+  type PolicyTestPatchBody,
   PolicyTestPatchSchema,
   PolicyTestRunRequestSchema,
   PolicyTestRunSchema,
   PolicyTestSchema,
 } from '../../schemas/policy-tests.js'
 import type { Services } from '../../services/index.js'
+import { requestTraceContext } from '../../telemetry/http.js'
+import { withContext } from '../../telemetry/index.js'
+import { readTestCaseMessages } from './messages.js'
 import { policyPath } from './policies.js'
+
+/** A patch whose messages, when sent, are read as the service reads them. */
+function patchWithReadableMessages(body: PolicyTestPatchBody): PolicyTestPatch {
+  const { messages, ...rest } = body
+  return messages === undefined ? rest : { ...rest, messages: readTestCaseMessages(messages) }
+}
 
 export const policyTestPath = (applicationId: string, policyId: string, id: string) =>
   `${policyPath(applicationId, policyId)}/tests/${encodeURIComponent(id)}`
@@ -54,7 +65,7 @@ export const policyTestsRoutes: FastifyPluginAsyncTypebox<{ services: Services }
         request.principal.workspaceId,
         application_id,
         policy_id,
-        request.body,
+        { ...request.body, messages: readTestCaseMessages(request.body.messages) },
       )
       reply.code(201).header('location', policyTestPath(application_id, policy_id, stored.id))
       return sendJson(reply, stored.json, stored.etag)
@@ -144,7 +155,7 @@ export const policyTestsRoutes: FastifyPluginAsyncTypebox<{ services: Services }
         application_id,
         policy_id,
         test_id,
-        request.body,
+        patchWithReadableMessages(request.body),
         request.headers['if-match'],
       )
       return sendJson(reply, stored.json, stored.etag)
@@ -206,12 +217,14 @@ export const policyTestsRoutes: FastifyPluginAsyncTypebox<{ services: Services }
     },
     async (request) =>
       untilClientLeaves(request, (signal) =>
-        services.policyTests.run(
-          request.principal.workspaceId,
-          request.params.application_id,
-          request.params.policy_id,
-          request.body,
-          signal,
+        withContext(requestTraceContext(request), () =>
+          services.policyTests.run(
+            request.principal.workspaceId,
+            request.params.application_id,
+            request.params.policy_id,
+            request.body,
+            signal,
+          ),
         ),
       ),
   )

@@ -1,3 +1,4 @@
+import { jsonPointerAt } from '../json-pointer.js'
 import type { Finding, FindingKind, TargetText } from '../types.js'
 
 const SURROGATE = /[\uD800-\uDFFF]/
@@ -63,7 +64,7 @@ export class CodePointIndex {
 
   /** A finding of `kind` over UTF-16 span [start, end) of this index's text. */
   finding(kind: FindingKind, target: TargetText, start: number, end: number): Finding {
-    return {
+    const finding: Finding = {
       kind,
       source: target.source,
       index: target.index,
@@ -71,6 +72,11 @@ export class CodePointIndex {
       end: this.at(end),
       text: this.text.slice(start, end),
     }
+    if (target.tool_call !== undefined) {
+      finding.tool_call = target.tool_call
+      finding.path = jsonPointerAt(this.text, start)
+    }
+    return finding
   }
 }
 

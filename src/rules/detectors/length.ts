@@ -9,6 +9,18 @@ export function lengthMatcher(max: number): TextMatcher {
     if (target.text.length <= max) return []
     const length = codePointLength(target.text)
     if (length <= max) return []
-    return [{ kind: 'length', source: target.source, index: target.index, start: 0, end: length, text: null }]
+    const finding: Finding = {
+      kind: 'length',
+      source: target.source,
+      index: target.index,
+      start: 0,
+      end: length,
+      text: null,
+    }
+    if (target.tool_call !== undefined) {
+      finding.tool_call = target.tool_call
+      finding.path = ''
+    }
+    return [finding]
   }
 }

@@ -4,11 +4,15 @@ import { hasAstral } from './code-points.js'
 /**
  * `text` with each finding's span replaced by `[KIND]` (`[CREDIT_CARD]`, `[KEYWORD]`, …).
  * Findings that overlap or touch merge into one replacement named after the earliest (the
- * longest at the same start). Offsets are code points; findings must be of this text.
+ * longest at the same start). Offsets are code points; findings must be of this text. Findings in
+ * a tool call's arguments (`tool_call` set) count in those arguments, not in this text: they are
+ * passed over here.
  */
 export function redactText(text: string, findings: readonly Finding[]): string {
   if (findings.length === 0) return text
-  const spans = [...findings].sort((a, b) => a.start - b.start || b.end - a.end)
+  const spans = findings
+    .filter((f) => f.tool_call === undefined)
+    .sort((a, b) => a.start - b.start || b.end - a.end)
   // Code point offsets → UTF-16 offsets, walking forward once.
   const astral = hasAstral(text)
   let unit = 0

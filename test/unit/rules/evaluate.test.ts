@@ -757,8 +757,8 @@ describe('redaction', () => {
       .filter((f) => f.source === 'messages' && f.index === 1)
     expect(redacted.messages[1]?.content).toBe(redactText(userText, userFindings))
     expect(redacted.messages[1]?.content).toMatch(/^Mail \[EMAIL\]\nthe \[(KEYWORD|REGEX)\]$/)
-    // No target reads tool messages, so nothing in them is found or replaced.
-    expect(redacted.messages[2]?.content).toBe('jane@example.com')
+    // The context target reads tool results with the documents: found and replaced there too.
+    expect(redacted.messages[2]?.content).toBe('[EMAIL]')
     expect(redacted.context).toEqual(['Call [EMAIL]', 'nothing here'])
   })
 

@@ -1,0 +1,332 @@
+/**
+ * Traces (docs/tracing.md): spans over OTLP/HTTP, configured by OpenTelemetry's standard
+ * variables and off unless one names where to send them. Off, every helper here calls its
+ * function and nothing else: no span, no context, no allocation beyond the call.
+ *
+ * Spans follow OpenTelemetry's GenAI conventions (`gen_ai.operation.name`, `gen_ai.provider.name`,
+ * `gen_ai.request.model`, `gen_ai.usage.*`); the guardrail attributes of the open proposal
+ * (`gen_ai.guardrail.*`) are set only with TRACING_GUARDRAIL_ATTRIBUTES=true, until they are
+ * stable.
+ */
+import {
+  type Attributes,
+  type Context,
+  context,
+  propagation,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  type Tracer,
+  trace,
+} from '@opentelemetry/api'
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
+import { W3CTraceContextPropagator } from '@opentelemetry/core'
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
+import { resourceFromAttributes } from '@opentelemetry/resources'
+import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base'
+
+export type { Span } from '@opentelemetry/api'
+
+/** What the standard variables ask for; null: tracing is off. */
+export interface TelemetrySettings {
+  /** The OTLP/HTTP traces endpoint (…/v1/traces). */
+  url: string
+  serviceName: string
+  /** TRACING_GUARDRAIL_ATTRIBUTES: also set the proposal's `gen_ai.guardrail.*` attributes. */
+  guardrailAttributes: boolean
+}
+
+const truthy = (value: string | undefined) => value !== undefined && /^(1|true|yes|on)$/i.test(value.trim())
+
+/**
+ * Reads OpenTelemetry's variables: OTEL_SDK_DISABLED, OTEL_TRACES_EXPORTER (`otlp`, the default,
+ * or `none`), OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (used as is) or OTEL_EXPORTER_OTLP_ENDPOINT
+ * (`/v1/traces` appended), OTEL_SERVICE_NAME (default `warden`); OTEL_EXPORTER_OTLP_HEADERS and
+ * the other exporter variables are read by the exporter itself. Tracing is on only when an
+ * endpoint is set.
+ */
+export function telemetrySettings(env: NodeJS.ProcessEnv): TelemetrySettings | null {
+  if (truthy(env.OTEL_SDK_DISABLED)) return null
+  const exporters = (env.OTEL_TRACES_EXPORTER ?? 'otlp').split(',').map((e) => e.trim())
+  if (!exporters.includes('otlp')) return null
+  const tracesEndpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim()
+  const endpoint = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim()
+  const url = tracesEndpoint || (endpoint ? `${endpoint.replace(/\/+$/, '')}/v1/traces` : '')
+  if (!url) return null
+  return {
+    url,
+    serviceName: env.OTEL_SERVICE_NAME?.trim() || 'warden',
+    guardrailAttributes: truthy(env.TRACING_GUARDRAIL_ATTRIBUTES),
+  }
+}
+
+interface Active {
+  tracer: Tracer
+  guardrail: boolean
+}
+let active: Active | null = null
+
+/** Started tracing: flushes and stops it. */
+export interface Telemetry {
+  /** Sends the spans ended so far. */
+  flush(): Promise<void>
+  /** Sends what is left, then stops tracing. */
+  shutdown(): Promise<void>
+}
+
+/** Starts tracing when the variables ask for it (see `telemetrySettings`); null when off. */
+export function startTelemetry(env: NodeJS.ProcessEnv): Telemetry | null {
+  const settings = telemetrySettings(env)
+  if (settings === null) return null
+  const provider = new BasicTracerProvider({
+    resource: resourceFromAttributes({ 'service.name': settings.serviceName }),
+    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: settings.url }))],
+  })
+  const contextManager = new AsyncLocalStorageContextManager().enable()
+  context.setGlobalContextManager(contextManager)
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator())
+  trace.setGlobalTracerProvider(provider)
+  active = { tracer: provider.getTracer('warden'), guardrail: settings.guardrailAttributes }
+  return {
+    flush: () => provider.forceFlush(),
+    async shutdown() {
+      active = null
+      await provider.shutdown()
+      trace.disable()
+      propagation.disable()
+      context.disable()
+    },
+  }
+}
+
+/** Whether spans are being recorded. */
+export const tracingOn = (): boolean => active !== null
+
+/** Whether the `gen_ai.guardrail.*` attributes are set. */
+export const guardrailAttributesOn = (): boolean => active?.guardrail === true
+
+/**
+ * Runs `fn` in a span named `name` under the active span (or `parent`), ending it when `fn`
+ * returns or settles; an error thrown or rejected marks the span as failed and is passed on.
+ * Off, it is `fn(undefined)`.
+ */
+export function inSpan<T>(
+  name: string,
+  attributes: Attributes,
+  fn: (span: Span | undefined) => T,
+  options: { kind?: SpanKind; parent?: Context } = {},
+): T {
+  if (active === null) return fn(undefined)
+  const parent = options.parent ?? context.active()
+  const span = active.tracer.startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes }, parent)
+  const failed = (error: unknown) => {
+    span.recordException(error instanceof Error ? error : String(error))
+    span.setStatus({
+      code: SpanStatusCode.ERROR,
+      message: error instanceof Error ? error.message : String(error),
+    })
+    span.end()
+  }
+  let result: T
+  try {
+    result = context.with(trace.setSpan(parent, span), () => fn(span))
+  } catch (error) {
+    failed(error)
+    throw error
+  }
+  if (result instanceof Promise)
+    return result.then(
+      (value) => {
+        span.end()
+        return value
+      },
+      (error: unknown) => {
+        failed(error)
+        throw error
+      },
+    ) as T
+  span.end()
+  return result
+}
+
+/** GenAI attributes of a model call (OpenTelemetry's GenAI conventions). */
+export interface ModelCall {
+  /** `chat` for chat completions. */
+  operation: string
+  /** The provider: the application's `provider`, or `openai` for an OpenAI-compatible judge. */
+  provider: string
+  model: string
+}
+
+/**
+ * A span over a model call, as the GenAI conventions name it (`{operation} {model}`, kind
+ * client): the guarded chat completion's upstream call, a judge's or a guard's call. Set the
+ * answer's usage with `recordUsage`.
+ */
+export function modelCallSpan<T>(call: ModelCall, fn: (span: Span | undefined) => T): T {
+  if (active === null) return fn(undefined)
+  return inSpan(
+    `${call.operation} ${call.model}`,
+    {
+      'gen_ai.operation.name': call.operation,
+      'gen_ai.provider.name': call.provider,
+      'gen_ai.request.model': call.model,
+    },
+    fn,
+    { kind: SpanKind.CLIENT },
+  )
+}
+
+/** An OpenAI `usage` object's tokens, and the model that answered, on a model call's span. */
+export function recordUsage(
+  span: Span | undefined,
+  usage: { prompt_tokens?: unknown; completion_tokens?: unknown } | null | undefined,
+  responseModel?: unknown,
+): void {
+  if (span === undefined) return
+  if (typeof usage?.prompt_tokens === 'number')
+    span.setAttribute('gen_ai.usage.input_tokens', usage.prompt_tokens)
+  if (typeof usage?.completion_tokens === 'number')
+    span.setAttribute('gen_ai.usage.output_tokens', usage.completion_tokens)
+  if (typeof responseModel === 'string') span.setAttribute('gen_ai.response.model', responseModel)
+}
+
+/** What an evaluation span says of its outcome. */
+export interface EvaluationOutcomeAttributes {
+  id: string
+  verdict: string
+  action: 'allow' | 'override' | 'block'
+  /** The ids of the enforce policies that failed. */
+  failedPolicies: readonly string[]
+}
+
+/**
+ * A span over one evaluation (`warden.evaluation`): the application, what asked (`source`:
+ * api, playground, chat_input, chat_output). End it with `recordEvaluation`.
+ */
+export function evaluationSpan<T>(
+  applicationId: string,
+  source: string,
+  fn: (span: Span | undefined) => T,
+): T {
+  if (active === null) return fn(undefined)
+  const attributes: Attributes = {
+    'warden.application.id': applicationId,
+    'warden.evaluation.source': source,
+  }
+  if (active.guardrail) attributes['gen_ai.operation.name'] = 'apply_guardrail'
+  return inSpan('warden.evaluation', attributes, fn)
+}
+
+/** The decision `gen_ai.guardrail.decision.type` names for each of Warden's actions. */
+const GUARDRAIL_DECISIONS = { allow: 'allow', override: 'modify', block: 'deny' } as const
+
+/** An evaluation's outcome on its span; with the switch on, as the guardrail proposal names it. */
+export function recordEvaluation(span: Span | undefined, outcome: EvaluationOutcomeAttributes): void {
+  if (span === undefined) return
+  span.setAttributes({
+    'warden.evaluation.id': outcome.id,
+    'warden.evaluation.verdict': outcome.verdict,
+    'warden.evaluation.action': outcome.action,
+  })
+  if (active?.guardrail) {
+    span.setAttributes({
+      'gen_ai.guardrail.name': 'warden',
+      'gen_ai.guardrail.decision.type': GUARDRAIL_DECISIONS[outcome.action],
+      'gen_ai.guardrail.policy.id': [...outcome.failedPolicies],
+    })
+  }
+}
+
+/**
+ * A span over one rule of one policy (`warden.rule`): the policy, the rule's index and type.
+ * `fn` is synchronous (a rule evaluated on the event loop): the span is a child of the active one
+ * and ends when `fn` returns, without a context of its own (nothing under it makes spans).
+ */
+export function ruleSpan<T>(
+  policyId: string,
+  index: number,
+  type: string,
+  fn: (span: Span | undefined) => T,
+): T {
+  if (active === null) return fn(undefined)
+  const span = active.tracer.startSpan('warden.rule', {
+    attributes: { 'warden.policy.id': policyId, 'warden.rule.index': index, 'warden.rule.type': type },
+  })
+  try {
+    return fn(span)
+  } catch (error) {
+    span.setStatus({
+      code: SpanStatusCode.ERROR,
+      message: error instanceof Error ? error.message : String(error),
+    })
+    throw error
+  } finally {
+    span.end()
+  }
+}
+
+/** The caller's trace, from its W3C `traceparent` and `tracestate` headers (the root when none). */
+export function callerContext(headers: Record<string, string | string[] | undefined>): Context {
+  return propagation.extract(ROOT_CONTEXT, headers)
+}
+
+/**
+ * A server span for one HTTP request (`{method} {route}`), continuing the caller's trace; null
+ * when tracing is off. `endHttpSpan` ends it with the status.
+ */
+export function startHttpSpan(
+  method: string,
+  route: string | undefined,
+  path: string,
+  headers: Record<string, string | string[] | undefined>,
+): { span: Span; context: Context } | null {
+  if (active === null) return null
+  const parent = callerContext(headers)
+  const attributes: Attributes = { 'http.request.method': method, 'url.path': path }
+  if (route) attributes['http.route'] = route
+  const span = active.tracer.startSpan(
+    route ? `${method} ${route}` : method,
+    { kind: SpanKind.SERVER, attributes },
+    parent,
+  )
+  return { span, context: trace.setSpan(parent, span) }
+}
+
+/** Ends an HTTP request's span with the status it answered (5xx marks it failed). */
+export function endHttpSpan(span: Span, statusCode: number): void {
+  span.setAttribute('http.response.status_code', statusCode)
+  if (statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR })
+  span.end()
+}
+
+/** Runs `fn` with `traced` (a request's span context, or null when off) as the active context. */
+export function withContext<T>(traced: Context | null | undefined, fn: () => T): T {
+  return traced ? context.with(traced, fn) : fn()
+}
+
+/**
+ * An async iterable whose steps run with `traced` as the active context (a released stream's
+ * events, made after the handler returned); the iterable itself when tracing is off.
+ */
+export function iterateInContext<T>(
+  traced: Context | null | undefined,
+  iterable: AsyncIterable<T>,
+): AsyncIterable<T> {
+  if (!traced) return iterable
+  return {
+    [Symbol.asyncIterator]() {
+      const iterator = iterable[Symbol.asyncIterator]()
+      return {
+        next: () => context.with(traced, () => iterator.next()),
+        return: (value?: unknown) =>
+          context.with(traced, () =>
+            iterator.return
+              ? iterator.return(value)
+              : Promise.resolve({ done: true, value } as IteratorReturnResult<T>),
+          ),
+      }
+    },
+  }
+}

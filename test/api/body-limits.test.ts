@@ -1,0 +1,93 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { loadConfig } from '../../src/config.js'
+import { createTestApp, problem, type TestApp } from '../helpers/app.js'
+
+/** A user turn with text and one image of `bytes` bytes of base64, as OpenAI's SDKs send it. */
+const withImage = (bytes: number, text = 'What is in this picture?') => ({
+  messages: [
+    {
+      role: 'user',
+      content: [
+        { type: 'text', text },
+        { type: 'image_url', image_url: { url: `data:image/png;base64,${'A'.repeat(bytes)}` } },
+      ],
+    },
+  ],
+})
+
+describe('body limits per route', () => {
+  it('defaults to 1 MiB, and 20 MiB for evaluations and chat completions; each is configurable', () => {
+    expect(loadConfig({})).toMatchObject({
+      bodyLimit: 1_048_576,
+      bodyLimits: { evaluations: 20_971_520, chatCompletions: 20_971_520 },
+    })
+    expect(
+      loadConfig({
+        BODY_LIMIT_BYTES: '2048',
+        EVALUATIONS_BODY_LIMIT_BYTES: '4096',
+        CHAT_COMPLETIONS_BODY_LIMIT_BYTES: '8192',
+      }),
+    ).toMatchObject({ bodyLimit: 2048, bodyLimits: { evaluations: 4096, chatCompletions: 8192 } })
+    expect(() => loadConfig({ BODY_LIMIT_BYTES: '10' })).toThrow(/BODY_LIMIT_BYTES must be between/)
+    expect(() => loadConfig({ CHAT_COMPLETIONS_BODY_LIMIT_BYTES: '1MB' })).toThrow(/whole number/)
+  })
+
+  describe('on the routes', () => {
+    let t: TestApp
+    beforeAll(async () => {
+      t = await createTestApp('sqlite', { EVALUATIONS_BODY_LIMIT_BYTES: String(3 * 1_048_576) })
+      await t.request({
+        method: 'POST',
+        url: '/v1/applications',
+        payload: { id: 'bot', name: 'bot', description: '' },
+      })
+    })
+    afterAll(async () => t.close())
+
+    it('evaluates a conversation with a 1.5 MB image, reading its text and naming the image as not read', async () => {
+      await t.request({
+        method: 'POST',
+        url: '/v1/applications/bot/policies',
+        payload: { id: 'short', rules: [{ type: 'length', value: '100' }], target: ['input'] },
+      })
+      const res = await t.request({
+        method: 'POST',
+        url: '/v1/applications/bot/evaluations',
+        payload: withImage(1_500_000),
+      })
+      expect(res.statusCode, res.body.slice(0, 500)).toBe(200)
+      const body = res.json()
+      expect(body.verdict).toBe('pass')
+      expect(body.not_read).toEqual([{ index: 0, part: 1, type: 'image_url' }])
+    })
+
+    it('answers 413 naming the route’s own limit, and the default elsewhere', async () => {
+      const over = problem(
+        await t.request({
+          method: 'POST',
+          url: '/v1/applications/bot/evaluations',
+          payload: withImage(3 * 1_048_576),
+        }),
+        413,
+        'payload_too_large',
+      )
+      expect(over.detail).toBe("The request body is larger than this route's limit of 3 MiB (3145728 bytes)")
+      const policy = problem(
+        await t.request({
+          method: 'POST',
+          url: '/v1/applications/bot/policies',
+          payload: {
+            id: 'big',
+            rules: [{ type: 'keywords', flagged: ['x'.repeat(1_100_000)] }],
+            target: ['input'],
+          },
+        }),
+        413,
+        'payload_too_large',
+      )
+      expect(policy.detail).toBe(
+        "The request body is larger than this route's limit of 1 MiB (1048576 bytes)",
+      )
+    })
+  })
+})

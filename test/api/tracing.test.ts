@@ -1,0 +1,286 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  evaluationSpan,
+  inSpan,
+  modelCallSpan,
+  recordEvaluation,
+  recordUsage,
+  ruleSpan,
+  startTelemetry,
+  type Telemetry,
+  telemetrySettings,
+  tracingOn,
+  withContext,
+} from '../../src/telemetry/index.js'
+import { createTestApp, type TestApp } from '../helpers/app.js'
+import { startOtlpReceiver } from '../helpers/otlp-receiver.js'
+import { chunksOf, completion, startUpstreamDouble, type UpstreamDouble } from '../helpers/upstream-double.js'
+
+describe('tracing settings', () => {
+  it('is off unless an OTLP endpoint is set, and off when disabled', () => {
+    expect(telemetrySettings({})).toBeNull()
+    expect(telemetrySettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318/' })).toEqual({
+      url: 'http://c:4318/v1/traces',
+      serviceName: 'warden',
+      guardrailAttributes: false,
+    })
+    expect(
+      telemetrySettings({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318',
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://t:9/traces',
+        OTEL_SERVICE_NAME: 'warden-eu',
+        TRACING_GUARDRAIL_ATTRIBUTES: 'true',
+      }),
+    ).toEqual({ url: 'http://t:9/traces', serviceName: 'warden-eu', guardrailAttributes: true })
+    expect(
+      telemetrySettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c', OTEL_SDK_DISABLED: 'true' }),
+    ).toBeNull()
+    expect(
+      telemetrySettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c', OTEL_TRACES_EXPORTER: 'none' }),
+    ).toBeNull()
+  })
+
+  it('off, runs each function and records nothing', async () => {
+    expect(tracingOn()).toBe(false)
+    expect(inSpan('x', {}, (span) => span)).toBeUndefined()
+    expect(await evaluationSpan('bot', 'api', async (span) => span)).toBeUndefined()
+  })
+})
+
+describe('traces exported over OTLP/HTTP', () => {
+  let receiver: Awaited<ReturnType<typeof startOtlpReceiver>>
+  let telemetry: Telemetry
+  let t: TestApp
+  let double: UpstreamDouble
+  let judge: UpstreamDouble
+
+  beforeAll(async () => {
+    double = await startUpstreamDouble()
+    judge = await startUpstreamDouble()
+    judge.fallback = () => ({
+      json: completion(JSON.stringify({ score: 0.9, reason: 'On topic.' }), {
+        model: 'judge-model-2026',
+        usage: { prompt_tokens: 120, completion_tokens: 9, total_tokens: 129 },
+      }),
+    })
+    receiver = await startOtlpReceiver()
+    const started = startTelemetry({
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_SERVICE_NAME: 'warden-test',
+      TRACING_GUARDRAIL_ATTRIBUTES: 'true',
+    })
+    if (!started) throw new Error('tracing did not start')
+    telemetry = started
+    t = await createTestApp('sqlite', {
+      PROVIDER_DOUBLE_BASE_URL: double.baseUrl,
+      JUDGE_BASE_URL: judge.baseUrl,
+      JUDGE_MODEL: 'judge-model',
+    })
+    const create = async (url: string, payload: object) => {
+      const res = await t.request({ method: 'POST', url, payload })
+      expect(res.statusCode, res.body).toBe(201)
+    }
+    await create('/v1/applications', {
+      id: 'traced',
+      name: 'Traced',
+      description: '',
+      provider: 'double',
+      model: 'traced-model',
+    })
+    await create('/v1/applications/traced/policies', {
+      id: 'no-pii',
+      rules: [
+        { type: 'pii', flagged: ['credit_card'] },
+        { type: 'length', value: '10000' },
+      ],
+      target: ['input', 'output'],
+    })
+  })
+  afterAll(async () => {
+    await t.close()
+    await double.close()
+    await judge.close()
+    await telemetry.shutdown()
+    await receiver.close()
+  })
+
+  it('continues the caller’s W3C trace with a server span per request', async () => {
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736'
+    const parent = '00f067aa0ba902b7'
+    const res = await t.request({
+      method: 'GET',
+      url: '/v1/applications?limit=1',
+      headers: { traceparent: `00-${traceId}-${parent}-01` },
+    })
+    expect(res.statusCode).toBe(200)
+    await telemetry.flush()
+    const span = await receiver.spanNamed('GET /v1/applications')
+    expect(span).toMatchObject({ traceId, parentSpanId: parent, kind: 2 })
+    expect(span.attributes).toMatchObject({
+      'http.request.method': 'GET',
+      'http.route': '/v1/applications',
+      'url.path': '/v1/applications',
+      'http.response.status_code': 200,
+    })
+    expect(span.resource['service.name']).toBe('warden-test')
+  })
+
+  it('nests the helpers’ spans, with GenAI and guardrail attributes', async () => {
+    await evaluationSpan('bot', 'chat_input', async (evaluation) => {
+      ruleSpan('no-pii', 0, 'pii', () => undefined)
+      await modelCallSpan({ operation: 'chat', provider: 'openai', model: 'gpt-4o-mini' }, async (call) => {
+        recordUsage(call, { prompt_tokens: 12, completion_tokens: 5 }, 'gpt-4o-mini-2024-07-18')
+      })
+      recordEvaluation(evaluation, { id: 'e1', verdict: 'fail', action: 'block', failedPolicies: ['no-pii'] })
+    })
+    await telemetry.flush()
+    const evaluation = await receiver.spanNamed('warden.evaluation')
+    const rule = await receiver.spanNamed('warden.rule')
+    const call = await receiver.spanNamed('chat gpt-4o-mini')
+    expect(rule.parentSpanId).toBe(evaluation.spanId)
+    expect(call.parentSpanId).toBe(evaluation.spanId)
+    expect(call.kind).toBe(3)
+    expect(call.attributes).toEqual({
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': 'openai',
+      'gen_ai.request.model': 'gpt-4o-mini',
+      'gen_ai.usage.input_tokens': 12,
+      'gen_ai.usage.output_tokens': 5,
+      'gen_ai.response.model': 'gpt-4o-mini-2024-07-18',
+    })
+    expect(evaluation.attributes).toMatchObject({
+      'warden.application.id': 'bot',
+      'warden.evaluation.source': 'chat_input',
+      'warden.evaluation.action': 'block',
+      'gen_ai.operation.name': 'apply_guardrail',
+      'gen_ai.guardrail.decision.type': 'deny',
+      'gen_ai.guardrail.policy.id': ['no-pii'],
+    })
+    expect(rule.attributes).toEqual({
+      'warden.policy.id': 'no-pii',
+      'warden.rule.index': 0,
+      'warden.rule.type': 'pii',
+    })
+  })
+
+  it('records a failure on the span and passes the error on', async () => {
+    await expect(
+      inSpan('warden.failing', {}, async () => {
+        throw new Error('upstream gone')
+      }),
+    ).rejects.toThrow('upstream gone')
+    await telemetry.flush()
+    expect((await receiver.spanNamed('warden.failing')).name).toBe('warden.failing')
+    expect(withContext(null, () => 1)).toBe(1)
+  })
+
+  it('shows one guarded chat completion as one trace: the evaluations, the upstream call and the rules', async () => {
+    const traceId = '0af7651916cd43dd8448eb211c80319c'
+    const route = 'POST /v1/applications/:application_id/chat/completions'
+    const traced = async (stream: boolean, parent: string) => {
+      double.script(
+        stream
+          ? { chunks: chunksOf('Your order ships today.', { usage: true }) }
+          : { json: completion('Your order ships today.') },
+      )
+      const res = await t.request({
+        method: 'POST',
+        url: '/v1/applications/traced/chat/completions',
+        headers: { traceparent: `00-${traceId}-${parent}-01` },
+        payload: {
+          messages: [{ role: 'user', content: 'When does my order ship?' }],
+          ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
+        },
+      })
+      expect(res.statusCode, res.body).toBe(200)
+      await telemetry.flush()
+      // The server span ends last: once it is in, the spans it holds are too.
+      await receiver.spanNamed(route)
+      await telemetry.flush()
+      return receiver.spans.filter((s) => s.traceId === traceId)
+    }
+    for (const [stream, parent] of [
+      [false, '00f067aa0ba902b7'],
+      [true, '00f067aa0ba902b8'],
+    ] as const) {
+      receiver.spans.length = 0
+      const spans = await traced(stream, parent)
+      const server = spans.find((s) => s.name === route)
+      expect(server?.parentSpanId).toBe(parent)
+      const evaluations = spans.filter((s) => s.name === 'warden.evaluation')
+      expect(evaluations.map((e) => e.attributes['warden.evaluation.source']).sort()).toEqual([
+        'chat_input',
+        'chat_output',
+      ])
+      for (const evaluation of evaluations) {
+        expect(evaluation.parentSpanId).toBe(server?.spanId)
+        expect(evaluation.attributes).toMatchObject({
+          'warden.application.id': 'traced',
+          'warden.evaluation.action': 'allow',
+        })
+        const rules = spans.filter((s) => s.name === 'warden.rule' && s.parentSpanId === evaluation.spanId)
+        expect(rules.map((r) => r.attributes)).toEqual([
+          { 'warden.policy.id': 'no-pii', 'warden.rule.index': 0, 'warden.rule.type': 'pii' },
+          { 'warden.policy.id': 'no-pii', 'warden.rule.index': 1, 'warden.rule.type': 'length' },
+        ])
+      }
+      const call = spans.find((s) => s.name === 'chat traced-model')
+      expect(call?.parentSpanId).toBe(server?.spanId)
+      expect(call?.kind).toBe(3)
+      expect(call?.attributes).toEqual({
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.provider.name': 'double',
+        'gen_ai.request.model': 'traced-model',
+        'gen_ai.response.model': 'upstream-model',
+        'gen_ai.usage.input_tokens': 10,
+        'gen_ai.usage.output_tokens': 5,
+      })
+      // Never a conversation's text in a span.
+      expect(JSON.stringify(spans)).not.toContain('order ships')
+    }
+  })
+
+  it('shows a judge’s call as a model call under the evaluation that asked, with its tokens', async () => {
+    const create = async (url: string, payload: object) => {
+      const res = await t.request({ method: 'POST', url, payload })
+      expect(res.statusCode, res.body).toBe(201)
+    }
+    await create('/v1/applications', { id: 'judged', name: 'Judged', description: '' })
+    await create('/v1/applications/judged/policies', {
+      id: 'on-topic',
+      rules: [{ type: 'relevance' }],
+      target: ['output'],
+    })
+    const traceId = '5bf92f3577b34da6a3ce929d0e0e4736'
+    const res = await t.request({
+      method: 'POST',
+      url: '/v1/applications/judged/evaluations',
+      headers: { traceparent: `00-${traceId}-00f067aa0ba902b9-01` },
+      payload: {
+        messages: [
+          { role: 'user', content: 'Where is my order?' },
+          { role: 'assistant', content: 'It ships today.' },
+        ],
+      },
+    })
+    expect(res.statusCode, res.body).toBe(200)
+    expect(res.json().policies[0].rules[0]).toMatchObject({ method: 'judge', status: 'pass' })
+    await telemetry.flush()
+    await receiver.spanNamed('POST /v1/applications/:application_id/evaluations')
+    await telemetry.flush()
+    const spans = receiver.spans.filter((s) => s.traceId === traceId)
+    const evaluation = spans.find((s) => s.name === 'warden.evaluation')
+    const call = spans.find((s) => s.name === 'chat judge-model')
+    expect(evaluation?.attributes['warden.evaluation.source']).toBe('api')
+    expect(call?.parentSpanId).toBe(evaluation?.spanId)
+    expect(call?.kind).toBe(3)
+    expect(call?.attributes).toEqual({
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': 'openai',
+      'gen_ai.request.model': 'judge-model',
+      'gen_ai.response.model': 'judge-model-2026',
+      'gen_ai.usage.input_tokens': 120,
+      'gen_ai.usage.output_tokens': 9,
+    })
+  })
+})
