@@ -180,6 +180,15 @@ describe('quotations and documents', () => {
     expect(
       injectionScorer(classifier, false)({ ...target(planted), role: 'context' }, 0.5).score,
     ).toBeLessThan(0.1)
+    // A tool's result is read as a document too.
+    const toolResult: TargetText = {
+      source: 'messages',
+      index: 2,
+      role: 'tool',
+      kind: 'document',
+      text: planted,
+    }
+    expect(scorer(toolResult, 0.5).score).toBeGreaterThan(0.9)
   })
 })
 

@@ -62,7 +62,8 @@ const remembered = new WeakMap<Classifier, LRUCache<string, Remembered>>()
  * itself the attack, when the model has a head for documents.
  */
 function readsAsDocument(classifier: Classifier, target: TargetText, documents: boolean): boolean {
-  return documents && (target.role === 'context' || target.role === 'tool') && classifier.readsDocuments
+  const document = target.kind === 'document' || target.role === 'context' || target.role === 'tool'
+  return documents && document && classifier.readsDocuments
 }
 
 function read(classifier: Classifier, target: TargetText, document: boolean): Scored {
