@@ -58,6 +58,14 @@ module.exports = {
     forbid('schemas-are-shapes', 'Schemas describe; they call nothing.', '^src/schemas/', {
       path: ['^src/(services|evaluation|routes|http|store|proxy|rules|judge|models|net)/'],
     }),
+    forbid(
+      'guards-below-services',
+      'Guard detectors are called by evaluation and built by services; they know neither.',
+      '^src/guards/',
+      {
+        path: ['^src/(store|services|routes|http|proxy|models|rules|judge)/', '^src/(app|server|cli)\\.ts$'],
+      },
+    ),
     forbid('net-is-a-leaf', 'The outbound HTTP client depends on nothing of Warden.', '^src/net/', {
       path: ['^src/(?!errors\\.ts)'],
     }),

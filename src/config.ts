@@ -1,5 +1,7 @@
 /** Environment → validated, frozen configuration. Read once at start-up, then passed in. */
 
+import { type GuardDirectory, loadGuards } from './guards/config.js'
+
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
 
 export type StoreConfig =
@@ -77,6 +79,8 @@ export interface Config {
    * (STREAM_WINDOW_CHARS, default 400); a window extends to the next sentence end.
    */
   readonly streamWindowChars: number
+  /** The operator's guard detectors (GUARD_<NAME>_…; docs/guards.md), by their lower-cased NAME. */
+  readonly guards: GuardDirectory
 }
 
 export type EvaluationLogContent = 'redacted' | 'none' | 'full'
@@ -292,6 +296,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     evaluationPoolSize: integer(env, 'EVALUATION_POOL_SIZE', 2, 0, 64),
     evaluationPoolMinMs: integer(env, 'EVALUATION_POOL_MIN_MS', 40, 0, 60_000),
     streamWindowChars: integer(env, 'STREAM_WINDOW_CHARS', 400, 1, 100_000),
+    guards: loadGuards(env),
   })
 }
 

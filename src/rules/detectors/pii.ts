@@ -426,7 +426,8 @@ function findEmails(text: string, found: Span[]): void {
  * neither ::ffff:192 of ::ffff:192.168.1 nor 192.0.2.1 of text::ffff:192.0.2.1 or of
  * 192.0.2.1.5. A port after an IPv4 address (10.0.0.1:8080) ends it. Dotted version numbers
  * are indistinguishable from addresses: a quad is taken for one, and not reported, only right
- * after a version word (version 1.2.3.4, v. 1.2.3.4, firmware 1.2.3.4).
+ * after a version word (version 1.2.3.4, v. 1.2.3.4, firmware 1.2.3.4, patch 1.2.3.4) or an
+ * upgrade (upgrade to 10.4.2.1, updated from 1.2.3.4, bump to 1.2.3.4).
  */
 /**
  * `(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}`, its lookbehind moved after the first digit: V8 then
@@ -440,7 +441,7 @@ const HEX_DIGIT = /[0-9A-Fa-f]/
 const COLON_PAIR = /:[0-9A-Fa-f]{0,4}:/
 const PREFIX_LENGTH = /\/(\d{1,3})(?!\w|[./]\w)/y
 const VERSION_CUE =
-  /(?<![\p{L}\p{N}_])(?:v|ver|version|versión|versione|release|build|firmware|rev|revision)\.?\s*[:=]?\s*$/iu
+  /(?<![\p{L}\p{N}_])(?:v|ver|version|versión|versione|release|build|firmware|rev|revision|patch|(?:upgrad|updat|downgrad)(?:e|ed|es|ing)\s+(?:to|from)|bump(?:ed)?\s+to)\.?\s*[:=]?\s*$/iu
 
 /** `end`, or past the CIDR prefix length after it when there is one the family allows. */
 function withPrefixLength(text: string, end: number, max: number): number {

@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs'
+import { readFileSync, statSync } from 'node:fs'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { SHIPPED_TASKS, shippedClassifier } from '../../../src/models/shipped.js'
@@ -111,9 +111,28 @@ describe('classifier model format', () => {
     expect(() => parseModel(damaged)).toThrow(/checksum mismatch/)
     expect(() => parseModel(Buffer.from('PK\u0003\u0004 not a model'))).toThrow(ModelFormatError)
     const future = Buffer.from(bytes())
-    future.writeUInt16LE(2, 4)
-    expect(() => parseModel(future)).toThrow(/unsupported model format version 2/)
-    expect(() => parseModel(Buffer.from(bytes()).subarray(0, 200))).toThrow(ModelFormatError)
+    future.writeUInt16LE(3, 4)
+    expect(() => parseModel(future)).toThrow(/unsupported model format version 3/)
+    expect(() => parseModel(Buffer.from(bytes()).subarray(0, 40))).toThrow(ModelFormatError)
+  })
+
+  it('refuses a file with any one byte changed, in the header as in the weights', () => {
+    const good = Buffer.from(bytes())
+    for (let offset = 6; offset < good.length; offset++) {
+      const edited = Buffer.from(good)
+      edited.writeUInt8((edited[offset] as number) ^ 0x04, offset)
+      expect(() => parseModel(edited), `byte ${offset}`).toThrow(ModelFormatError)
+    }
+  })
+
+  it('refuses the shipped model with its calibration edited', () => {
+    const shipped = readFileSync(new URL('../../../models/toxicity.wdm', import.meta.url))
+    const at = shipped.indexOf('"calibration":{"a":')
+    expect(at).toBeGreaterThan(0)
+    const edited = Buffer.from(shipped)
+    edited.write('9', at + '"calibration":{"a":'.length, 'latin1')
+    expect(() => parseModel(edited)).toThrow(/checksum mismatch/)
+    expect(() => parseModel(shipped)).not.toThrow()
   })
 
   it('scores with calibrated probabilities', () => {

@@ -439,11 +439,17 @@ describe('IP addresses', () => {
       'v. 1.2.3.4',
       'firmware 2.0.0.1',
       'v1.2.3.4',
+      'Upgrade to 10.4.2.1 for the fix.',
+      'we updated from 10.4.1.9 last week',
+      'patch 1.2.3.4',
+      'bump to 2.10.0.3',
     ]) {
       expect(texts(text, ips), text).toEqual([])
     }
     expect(texts('IP 1.2.3.4', ips)).toEqual(['1.2.3.4'])
     expect(texts('version 2 listens on 10.0.0.1', ips)).toEqual(['10.0.0.1'])
+    expect(texts('traffic from 10.0.0.1 to 10.0.0.2', ips)).toEqual(['10.0.0.1', '10.0.0.2'])
+    expect(texts('upgrade the gateway to 10.0.0.1', ips)).toEqual(['10.0.0.1'])
   })
   it('takes the prefix length of CIDR notation when the family allows it', () => {
     expect(texts('Subnet: 192.168.1.0/24, route 10.0.0.0/8.', ips)).toEqual(['192.168.1.0/24', '10.0.0.0/8'])

@@ -19,17 +19,22 @@ import {
  * score is calibrated (Platt scaling: p = σ(a · z + b), fitted on predictions for sources the
  * model was not trained on). Pure: it parses bytes it is given and reads nothing itself.
  *
- * File layout (version 1), little-endian:
+ * File layout (version 2), little-endian:
  *
- *     "WDNM"  u16 version  u32 header length  header (JSON, UTF-8)  weights
+ *     "WDNM"  u16 version  u32 header length  header (JSON, UTF-8)  weights  SHA-256
  *
- * The header names the task, the feature settings, each head (name, bias, scale, calibration)
- * and the SHA-256 of the weights section, which `parseModel` checks. The weights section holds,
- * head after head, 2^bits signed bytes.
+ * The header names the task, the feature settings and each head (name, bias, scale,
+ * calibration). The weights section holds, head after head, 2^bits signed bytes. The last 32
+ * bytes are the SHA-256 of everything before them, which `parseModel` checks before it reads
+ * anything else: every byte that decides a score (the calibration and biases in the header as
+ * much as the weights) is covered, so a damaged or edited file never loads.
  */
 
 export const MODEL_MAGIC = 'WDNM'
-export const MODEL_VERSION = 1
+export const MODEL_VERSION = 2
+
+/** Bytes of the SHA-256 that ends the file. */
+const DIGEST_BYTES = 32
 
 export interface HeadHeader {
   name: string
@@ -45,8 +50,6 @@ export interface ModelHeader {
   task: string
   features: FeatureConfig
   heads: HeadHeader[]
-  /** SHA-256 (hex) of the weights section. */
-  sha256: string
   /** How the model was made: data sources, seed, command (for the model card). */
   training?: Record<string, unknown>
 }
@@ -65,22 +68,24 @@ export class ModelFormatError extends Error {}
 /** Reads a model file's bytes, checking its magic, version and checksum. */
 export function parseModel(bytes: Uint8Array): LinearModel {
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-  if (buffer.length < 10 || buffer.toString('latin1', 0, 4) !== MODEL_MAGIC)
+  if (buffer.length < 10 + DIGEST_BYTES || buffer.toString('latin1', 0, 4) !== MODEL_MAGIC)
     throw new ModelFormatError('not a Warden model file')
   const version = buffer.readUInt16LE(4)
   if (version !== MODEL_VERSION) throw new ModelFormatError(`unsupported model format version ${version}`)
-  const headerLength = buffer.readUInt32LE(6)
+  const body = buffer.subarray(0, buffer.length - DIGEST_BYTES)
+  const digest = createHash('sha256').update(body).digest()
+  if (!digest.equals(buffer.subarray(body.length)))
+    throw new ModelFormatError('model checksum mismatch: the file is damaged')
+  const headerLength = body.readUInt32LE(6)
   const headerEnd = 10 + headerLength
-  if (headerEnd > buffer.length) throw new ModelFormatError('truncated model header')
-  const header = JSON.parse(buffer.toString('utf8', 10, headerEnd)) as ModelHeader
+  if (headerEnd > body.length) throw new ModelFormatError('truncated model header')
+  const header = JSON.parse(body.toString('utf8', 10, headerEnd)) as ModelHeader
   const size = 1 << header.features.bits
-  const weights = buffer.subarray(headerEnd)
+  const weights = body.subarray(headerEnd)
   if (weights.length !== size * header.heads.length)
     throw new ModelFormatError(
       `weights section of ${weights.length} bytes, expected ${size * header.heads.length}`,
     )
-  const digest = createHash('sha256').update(weights).digest('hex')
-  if (digest !== header.sha256) throw new ModelFormatError('model checksum mismatch: the file is damaged')
   const heads = header.heads.map((head, h) => ({
     ...head,
     weights: new Int8Array(weights.buffer, weights.byteOffset + h * size, size),
@@ -90,7 +95,7 @@ export function parseModel(bytes: Uint8Array): LinearModel {
 
 /** Writes a model: float weights per head are quantised to 8 bits with one scale per head. */
 export function serializeModel(
-  header: Omit<ModelHeader, 'sha256' | 'heads' | 'format'>,
+  header: Omit<ModelHeader, 'heads' | 'format'>,
   heads: { name: string; bias: number; weights: Float32Array; calibration: { a: number; b: number } }[],
 ): Uint8Array {
   const size = 1 << header.features.bits
@@ -104,18 +109,14 @@ export function serializeModel(
     headers.push({ name: head.name, bias: head.bias, scale, calibration: head.calibration })
   })
   const weightBytes = Buffer.from(section.buffer)
-  const full: ModelHeader = {
-    format: 'warden-linear',
-    ...header,
-    heads: headers,
-    sha256: createHash('sha256').update(weightBytes).digest('hex'),
-  }
+  const full: ModelHeader = { format: 'warden-linear', ...header, heads: headers }
   const json = Buffer.from(JSON.stringify(full), 'utf8')
   const prefix = Buffer.alloc(10)
   prefix.write(MODEL_MAGIC, 0, 'latin1')
   prefix.writeUInt16LE(MODEL_VERSION, 4)
   prefix.writeUInt32LE(json.length, 6)
-  return Buffer.concat([prefix, json, weightBytes])
+  const body = Buffer.concat([prefix, json, weightBytes])
+  return Buffer.concat([body, createHash('sha256').update(body).digest()])
 }
 
 export function sigmoid(z: number): number {
