@@ -1,4 +1,5 @@
 import type { Config } from '../config.js'
+import { createGuards, type Guards } from '../evaluation/guard-scorer.js'
 import { EvaluationPool, workerEntry } from '../evaluation/pool.js'
 import { RuleChecks } from '../evaluation/rule-checks.js'
 import type { Judge } from '../judge/judge.js'
@@ -45,6 +46,8 @@ export interface ServiceDependencies {
   clock?: Clock
   /** The judge of scored rules; by default the one `config.judge` names, or none. */
   judge?: Judge | null
+  /** The guard detectors; by default those `config.guards` names (none: null). */
+  guards?: Guards | null
   /** Where metrics are recorded; by default a registry of their own, none when `config.metricsPort` is 0. */
   metrics?: Metrics | null
   /** The offline classifiers of toxicity and prompt_injection; by default the ones Warden ships. */
@@ -79,12 +82,26 @@ export function judgeFromConfig(config: Config, metrics: Metrics | null = null):
   })
 }
 
+/** The guard detectors the configuration names (GUARD_<NAME>_…; docs/guards.md), or null for none. */
+export function guardsFromConfig(
+  config: Config,
+  store: Store,
+  metrics: Metrics | null = null,
+): Guards | null {
+  const grants = new WorkspaceGrants({ store })
+  return createGuards(config.guards, {
+    allows: (grant, workspaceId) => grants.allows(grant, workspaceId),
+    ...(metrics ? { onCall: metrics.guardCall, onEscalation: metrics.guardEscalation } : {}),
+  })
+}
+
 export function createServices({
   store,
   config,
   clock = systemClock,
   metrics = config.metricsPort > 0 ? new Metrics() : null,
   judge = judgeFromConfig(config, metrics),
+  guards = guardsFromConfig(config, store, metrics),
   classifiers = shippedClassifiers(),
   evaluationWorker = workerEntry(),
   evaluationPoolTimeoutMs = POOL_TIMEOUT_MS,
@@ -105,13 +122,15 @@ export function createServices({
           entry: evaluationWorker,
           timeoutMs: evaluationPoolTimeoutMs,
           judge,
+          guards,
         })
       : null
-  const checks = new RuleChecks({ pool })
+  const checks = new RuleChecks({ pool, guards })
   const policyTests = new PolicyTestsService({
     store,
     clock,
     judge,
+    guards,
     classifiers,
     pool,
     poolMinMs: config.evaluationPoolMinMs,
@@ -122,6 +141,7 @@ export function createServices({
     clock,
     classifiers,
     judge,
+    guards,
     log: evaluationLog,
     metrics,
     maxWork: config.evaluationMaxWork,
