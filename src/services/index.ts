@@ -13,6 +13,7 @@ import { ApplicationsService } from './applications.service.js'
 import { AuthenticationService } from './authentication.service.js'
 import { ChatCompletionsService } from './chat-completions.service.js'
 import { type Clock, systemClock } from './clock.js'
+import { DetectorsService } from './detectors.service.js'
 import { EvaluationLogService } from './evaluation-log.service.js'
 import { EvaluationsService } from './evaluations.service.js'
 import { IdempotencyService } from './idempotency.service.js'
@@ -36,6 +37,8 @@ export interface Services {
   metrics: Metrics | null
   chatCompletions: ChatCompletionsService
   evaluationLog: EvaluationLogService
+  /** What rules may name in `detector`, per workspace. */
+  detectors: DetectorsService
 }
 
 /** What the services are built from: nothing else reaches them, and no service reads globals. */
@@ -167,5 +170,6 @@ export function createServices({
     }),
     evaluationLog,
     metrics,
+    detectors: new DetectorsService({ judge: judge !== null, guards }),
   }
 }

@@ -682,4 +682,43 @@ describe.each(STORE_KINDS)('rules scored by guard detectors (%s)', (kind) => {
       await pooled.close()
     }
   })
+
+  it('GET /v1/detectors lists what rules may name here and the default of a rule that names none', async () => {
+    const res = await t.request({ method: 'GET', url: '/v1/detectors' })
+    expect(res.statusCode, res.body).toBe(200)
+    const body = res.json()
+    expect(body.default).toBe('model')
+    const byName = Object.fromEntries(body.data.map((d: { name: string }) => [d.name, d]))
+    expect(body.data.slice(0, 2).map((d: { name: string }) => d.name)).toEqual(['model', 'judge'])
+    expect(byName.judge).toMatchObject({
+      kind: 'judge',
+      configured: false,
+      rule_types: ['toxicity', 'prompt_injection'],
+    })
+    expect(byName.llamaguard).toMatchObject({
+      kind: 'guard',
+      format: 'llama-guard',
+      rule_types: ['toxicity'],
+      cascade: null,
+    })
+    expect(byName.granite.rule_types).toEqual(['toxicity', 'prompt_injection', 'custom'])
+    expect(byName.cascaded.cascade).toEqual({ low: 0.2, high: 0.9 })
+    expect(byName).not.toHaveProperty('private')
+    expect(res.body).not.toContain('sk-moderation-secret')
+    expect(res.body).not.toContain('127.0.0.1')
+    const key = await t.key(['policies:read'], { workspace: 'team-b' })
+    const granted = (await t.request({ method: 'GET', url: '/v1/detectors', key })).json()
+    expect(granted.data.map((d: { name: string }) => d.name)).toContain('private')
+    const judged = await createTestApp(kind, {
+      JUDGE_BASE_URL: 'http://127.0.0.1:9/v1',
+      JUDGE_MODEL: 'judge-model',
+    })
+    try {
+      const withJudge = (await judged.request({ method: 'GET', url: '/v1/detectors' })).json()
+      expect(withJudge.default).toBe('judge')
+      expect(withJudge.data[1]).toMatchObject({ name: 'judge', configured: true })
+    } finally {
+      await judged.close()
+    }
+  })
 })
