@@ -721,4 +721,52 @@ describe.each(STORE_KINDS)('rules scored by guard detectors (%s)', (kind) => {
       await judged.close()
     }
   })
+
+  it('the evaluation log keeps what the guard answered; without texts, not its written verdict', async () => {
+    const app = await appWith({
+      id: 'logged',
+      rules: [{ type: 'toxicity', detector: 'llamaguard' }],
+      target: ['input'],
+    })
+    const answered = await evaluate(app, user('A text for the log.'))
+    const entry = await t.request({ method: 'GET', url: `${app}/evaluations/${answered.id}` })
+    expect(entry.statusCode, entry.body).toBe(200)
+    expect(entry.json().policies[0].rules[0]).toEqual(answered.policies[0].rules[0])
+
+    const bare = await createTestApp(kind, {
+      EVALUATION_LOG_CONTENT: 'none',
+      GUARD_LLAMAGUARD_FORMAT: 'llama-guard',
+      GUARD_LLAMAGUARD_BASE_URL: doubles.llamaguard?.baseUrl ?? '',
+      GUARD_LLAMAGUARD_MODEL: 'llama-guard3:1b',
+    })
+    try {
+      await bare.request({
+        method: 'POST',
+        url: '/v1/applications',
+        payload: { id: 'a', name: 'a', description: '' },
+      })
+      await bare.request({
+        method: 'POST',
+        url: '/v1/applications/a/policies',
+        payload: { id: 'p', rules: [{ type: 'toxicity', detector: 'llamaguard' }], target: ['input'] },
+      })
+      const res = await bare.request({
+        method: 'POST',
+        url: '/v1/applications/a/evaluations',
+        payload: { messages: user('Not kept.') },
+      })
+      expect(res.json().policies[0].rules[0].guard.verdict).toBe('unsafe\nS1,S10')
+      const kept = (
+        await bare.request({ method: 'GET', url: `/v1/applications/a/evaluations/${res.json().id}` })
+      ).json()
+      expect(kept.policies[0].rules[0]).toMatchObject({
+        method: 'guard',
+        detector: 'llamaguard',
+        reason: null,
+        guard: { verdict: null, flagged: true, categories: ['hate', 'violence'] },
+      })
+    } finally {
+      await bare.close()
+    }
+  })
 })
