@@ -12,6 +12,7 @@ import {
   startGuardDouble,
 } from '../helpers/guard-doubles.js'
 import { STORE_KINDS } from '../helpers/stores.js'
+import { chunksOf, completion, startUpstreamDouble } from '../helpers/upstream-double.js'
 
 /** TEI's answer to `/predict`: one list for one input, one list per window for a batch. */
 const tei = (scores: (text: string) => Record<string, number>) => (request: GuardReceived) => {
@@ -767,6 +768,65 @@ describe.each(STORE_KINDS)('rules scored by guard detectors (%s)', (kind) => {
       })
     } finally {
       await bare.close()
+    }
+  })
+
+  it("a guarded chat completion's reply is checked by the guard, whole and streamed", async () => {
+    const upstream = await startUpstreamDouble()
+    const proxied = await createTestApp(kind, {
+      PROVIDER_DOUBLE_BASE_URL: upstream.baseUrl,
+      GUARD_LLAMAGUARD_FORMAT: 'llama-guard',
+      GUARD_LLAMAGUARD_BASE_URL: doubles.llamaguard?.baseUrl ?? '',
+      GUARD_LLAMAGUARD_MODEL: 'llama-guard3:1b',
+    })
+    try {
+      await proxied.request({
+        method: 'POST',
+        url: '/v1/applications',
+        payload: { id: 'bot', name: 'bot', description: '', provider: 'double', model: 'm' },
+      })
+      const made = await proxied.request({
+        method: 'POST',
+        url: '/v1/applications/bot/policies',
+        payload: {
+          id: 'tox',
+          rules: [{ type: 'toxicity', detector: 'llamaguard' }],
+          target: ['output'],
+          override_response: 'Sorry.',
+        },
+      })
+      expect(made.statusCode, made.body).toBe(201)
+      const sent = doubles.llamaguard?.received.length ?? 0
+      upstream.script({ json: completion('They deserve what is coming to them.') })
+      const whole = await proxied.request({
+        method: 'POST',
+        url: '/v1/applications/bot/chat/completions',
+        payload: { messages: [{ role: 'user', content: 'What about my neighbours?' }] },
+      })
+      expect(whole.statusCode, whole.body).toBe(200)
+      expect(whole.json().choices[0].message.content).toBe('Sorry.')
+      expect(whole.headers['x-warden-action']).toBe('override')
+      // The guard judged the reply with the prompt before it.
+      expect(doubles.llamaguard?.received[sent]?.body.messages).toEqual([
+        { role: 'user', content: 'What about my neighbours?' },
+        { role: 'assistant', content: 'They deserve what is coming to them.' },
+      ])
+
+      upstream.script({
+        chunks: chunksOf('They deserve what is coming to them, all of them, soon.', { size: 8 }),
+      })
+      const streamed = await proxied.request({
+        method: 'POST',
+        url: '/v1/applications/bot/chat/completions',
+        payload: { stream: true, messages: [{ role: 'user', content: 'And the others?' }] },
+      })
+      expect(streamed.statusCode, streamed.body).toBe(200)
+      expect(streamed.body).toContain('"finish_reason":"content_filter"')
+      expect(streamed.body).toContain('Sorry.')
+      expect(streamed.body).not.toContain('all of them')
+    } finally {
+      await proxied.close()
+      await upstream.close()
     }
   })
 })
