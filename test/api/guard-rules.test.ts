@@ -829,4 +829,33 @@ describe.each(STORE_KINDS)('rules scored by guard detectors (%s)', (kind) => {
       await upstream.close()
     }
   })
+
+  it("a policy's test cases run against its guard, and a draft naming an unusable guard is a 422", async () => {
+    const app = await appWith({
+      id: 'tested',
+      rules: [{ type: 'toxicity', detector: 'llamaguard' }],
+      target: ['input'],
+    })
+    const made = await t.request({
+      method: 'POST',
+      url: `${app}/policies/tested/tests`,
+      payload: { name: 'threat', messages: user('I will find you.'), expected: { verdict: 'fail' } },
+    })
+    expect(made.statusCode, made.body).toBe(201)
+    const run = await t.request({ method: 'POST', url: `${app}/policies/tested/test-runs`, payload: {} })
+    expect(run.statusCode, run.body).toBe(200)
+    expect(run.json().summary).toMatchObject({ total: 1, passed: 1 })
+    expect(run.json().results[0].evaluation.policies[0].rules[0]).toMatchObject({
+      method: 'guard',
+      detector: 'llamaguard',
+    })
+    const draft = await t.request({
+      method: 'POST',
+      url: `${app}/policies/tested/test-runs`,
+      payload: {
+        draft: { id: 'tested', rules: [{ type: 'toxicity', detector: 'private' }], target: ['input'] },
+      },
+    })
+    expect(problem(draft, 422, 'validation_error').errors?.[0]?.pointer).toBe('/draft/rules/0/detector')
+  })
 })
