@@ -28,6 +28,7 @@ import { operationsRoutes } from './routes/operations.js'
 import { apiKeysRoutes } from './routes/v1/api-keys.js'
 import { applicationsRoutes } from './routes/v1/applications.js'
 import { chatCompletionsRoutes } from './routes/v1/chat-completions.js'
+import { detectorsRoutes } from './routes/v1/detectors.js'
 import { evaluationsRoutes } from './routes/v1/evaluations.js'
 import { litellmRoutes } from './routes/v1/litellm.js'
 import { policiesRoutes } from './routes/v1/policies.js'
@@ -214,6 +215,7 @@ export async function buildApp({ config, store, services, logger }: AppOptions):
   await app.register(operationsRoutes, { ready: () => store.ping() })
   await app.register(applicationsRoutes, { services })
   await app.register(policiesRoutes, { services })
+  await app.register(detectorsRoutes, { services })
   await app.register(apiKeysRoutes, { services })
   // The web console's built files; dist/ sits beside this module in src/ and in the build alike.
   await app.register(consoleRoutes, { root: new URL('../dist/console/', import.meta.url) })

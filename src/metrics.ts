@@ -2,6 +2,8 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks'
 import { Counter, Gauge, type Metric, Registry } from 'prom-client'
+import type { GuardCallReport } from './guards/client.js'
+import { createGuardMetrics, type GuardMetrics } from './guards/metrics.js'
 import type { JudgeCall } from './judge/openai.js'
 
 /**
@@ -248,6 +250,19 @@ export class Metrics {
   /** One question put to the judge (createOpenAiJudge's `onCall`). */
   readonly judgeCall = (call: JudgeCall): void => {
     this.judgeCalls.add(this.judgeCalls.series(call.type, call.outcome), call.ms / 1000)
+  }
+
+  /** Guard detectors' calls and cascade escalations (docs/guards.md), by detector. */
+  private readonly guards: GuardMetrics = createGuardMetrics(this.registry)
+
+  /** One question put to a guard detector (createGuardClient's `onCall`). */
+  readonly guardCall = (call: GuardCallReport): void => {
+    this.guards.call(call)
+  }
+
+  /** One text a cascade sent to a guard detector because the offline model was unsure. */
+  readonly guardEscalation = (detector: string, ruleType: string): void => {
+    this.guards.escalation(detector, ruleType)
   }
 
   storeError(kind: 'unavailable' | 'query'): void {

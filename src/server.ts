@@ -1,9 +1,11 @@
 import type { FastifyInstance } from 'fastify'
+import type { Logger } from 'pino'
 import { buildApp } from './app.js'
 import type { Config } from './config.js'
 import { createLogger } from './logger.js'
 import { type MetricsServer, startMetricsServer } from './metrics.js'
 import { shippedClassifiers } from './models/shipped.js'
+import { defaultDetector } from './services/detectors.service.js'
 import { createServices } from './services/index.js'
 import { prepareStore } from './services/store-setup.js'
 import { openStore } from './store/database.js'
@@ -49,6 +51,7 @@ export async function serve(config: Config): Promise<FastifyInstance> {
   if (migrations.length > 0) logger.info({ migrations }, 'store migrated')
   if (documents > 0) logger.info({ documents }, 'stored documents rendered again')
   const services = createServices({ store, config, classifiers })
+  logDetectors(logger, config)
   const { createdSecret } = await services.operator.bootstrap(config.adminKey)
   await services.evaluations.warmUp()
   const app = await buildApp({ config, store, services, logger })
@@ -130,4 +133,19 @@ export async function serve(config: Config): Promise<FastifyInstance> {
   // listens, not before: start-up is not held, and evaluations run inline until a worker is up.
   services.evaluations.startPool()
   return app
+}
+
+/**
+ * Says once, at start-up, what scores the rules that name no detector, and which guard detectors
+ * are configured: configuring a judge moves every toxicity and prompt_injection rule without
+ * `detector` onto it, which nothing else would show.
+ */
+function logDetectors(logger: Pick<Logger, 'info'>, config: Config): void {
+  const detector = defaultDetector(config.judge !== null)
+  logger.info(
+    { default_detector: detector, guards: config.guards.names },
+    detector === 'judge'
+      ? 'toxicity and prompt_injection rules without detector are scored by the judge (JUDGE_BASE_URL is set); a rule with detector "model" keeps the offline model'
+      : 'toxicity and prompt_injection rules without detector are scored by the offline model (no judge configured)',
+  )
 }

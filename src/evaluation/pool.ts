@@ -2,14 +2,18 @@ import { existsSync } from 'node:fs'
 import { Worker } from 'node:worker_threads'
 import { AppError, type FieldError } from '../errors.js'
 import { FairQueue } from '../fair-queue.js'
-import { type Judge, JudgeError, type JudgeQuestion, type JudgeScore } from '../judge/judge.js'
+import type { Band } from '../guards/config.js'
+import type { GuardVerdict } from '../guards/verdict.js'
+import { type Judge, JudgeError, type JudgeScore } from '../judge/judge.js'
 import type { ConversationInput } from '../rules/conversation.js'
 import type {
   EvaluablePolicy,
   EvaluationOutcome,
+  GuardScorer,
   RedactedConversation,
   RuleObserver,
 } from '../rules/evaluate.js'
+import type { ExternalQuestion } from '../rules/rule-types/rule-type.js'
 import type { RuleMethod } from '../rules/types.js'
 import type { PolicyCreate, PolicyRule, RuleType } from '../schemas/policies.js'
 import type { RedactedLog } from './redacted-log.js'
@@ -48,6 +52,8 @@ export interface PoolTask {
   conversation: ConversationInput
   /** A judge is configured: the worker asks the main thread for its answers. */
   judge: boolean
+  /** The guard detectors the workspace may use, with their cascade bands: the worker asks the main thread for their answers. */
+  guards?: [string, Band | null][]
   /** Time each rule, for the rule duration metric. */
   timed: boolean
   /** The request asked for `redacted`. */
@@ -85,10 +91,12 @@ export type ToWorker =
   | { kind: 'check'; id: number; task: CheckTask }
   | { kind: 'judged'; id: number; answers: JudgeReply[] }
 
-/** The judge's answer to one call of a task, or why there is none. */
+/** The judge's or a guard's answer to one call of a task, or why there is none. */
 export interface JudgeReply {
   call: number
   answer: JudgeScore | null
+  /** A guard's verdict (`answer` is then null). */
+  verdict?: GuardVerdict
   failure: string | null
 }
 
@@ -99,7 +107,7 @@ export type FromWorker =
   | { kind: 'checked'; id: number; errors: FieldError[] }
   | { kind: 'failed'; id: number; message: string }
   /** Every judge call of a task's evaluation, asked together: the task then waits, off the worker's thread. */
-  | { kind: 'judge'; id: number; calls: { call: number; question: JudgeQuestion }[] }
+  | { kind: 'judge'; id: number; calls: { call: number; question: ExternalQuestion }[] }
 
 /** What a job asks of a worker: an evaluation, or a check of rules. */
 type Work = { kind: 'task'; task: PoolTask } | { kind: 'check'; task: CheckTask }
@@ -153,6 +161,8 @@ export interface EvaluationPoolOptions {
    */
   timeoutMs: number
   judge: Judge | null
+  /** The guard detectors configured, or null. */
+  guards?: GuardScorer | null
 }
 
 /**
@@ -364,14 +374,26 @@ export class EvaluationPool {
     job: Job,
     attempt: number,
     call: number,
-    question: JudgeQuestion,
+    asked: ExternalQuestion,
   ): Promise<void> {
     const judge = this.options.judge
     let reply: JudgeReply
     try {
-      if (judge === null) throw new JudgeError('no judge configured')
-      const answer = await judge.score(question, { workspace: job.workspace, signal: job.signal() })
-      reply = { call, answer, failure: null }
+      if (asked.scorer === 'guard') {
+        const guards = this.options.guards ?? null
+        const answer =
+          guards === null
+            ? { error: `guard ${asked.detector} is not configured` }
+            : await guards.ask(asked, job.workspace, job.signal())
+        reply =
+          'error' in answer
+            ? { call, answer: null, failure: answer.error }
+            : { call, answer: null, verdict: answer.verdict, failure: null }
+      } else {
+        if (judge === null) throw new JudgeError('no judge configured')
+        const answer = await judge.score(asked.question, { workspace: job.workspace, signal: job.signal() })
+        reply = { call, answer, failure: null }
+      }
     } catch (error) {
       const failure =
         error instanceof JudgeError

@@ -44,6 +44,7 @@ export function redactedLog(
       rules: policy.rules.map((rule) => ({
         ...rule,
         reason: scrub(rule.reason, longestFirst),
+        ...(rule.guard ? { guard: { ...rule.guard, verdict: scrub(rule.guard.verdict, longestFirst) } } : {}),
         findings: RULE_TYPE_MODULES[rule.type].redacts
           ? rule.findings.map((f) => ({ ...f, text: f.text === null ? null : label(f.kind) }))
           : rule.findings,

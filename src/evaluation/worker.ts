@@ -1,9 +1,19 @@
 import { parentPort } from 'node:worker_threads'
 import { LRUCache } from 'lru-cache'
 import type { FieldError } from '../errors.js'
-import { type Judge, JudgeError, type JudgeQuestion, type JudgeScore } from '../judge/judge.js'
+import type { Band } from '../guards/config.js'
+import type { GuardVerdict } from '../guards/verdict.js'
+import { type Judge, JudgeError, type JudgeScore } from '../judge/judge.js'
 import { shippedClassifiers } from '../models/shipped.js'
-import { type CompiledPolicy, compilePolicy, evaluate, redactConversation } from '../rules/evaluate.js'
+import {
+  type CompiledPolicy,
+  compilePolicy,
+  evaluate,
+  type GuardReply,
+  type GuardScorer,
+  redactConversation,
+} from '../rules/evaluate.js'
+import type { ExternalQuestion } from '../rules/rule-types/rule-type.js'
 import { checkRules } from '../rules/validation.js'
 import { draftPolicy } from './policy-for-evaluation.js'
 import type { FromWorker, PoolResult, PoolTask, ToWorker } from './pool.js'
@@ -26,37 +36,67 @@ const compiled = new LRUCache<string, CompiledPolicy>({ max: COMPILED_CACHE_SIZE
 /** Policies under test (keys `test-run:…`, one a run): needed only while their run lasts. */
 const testRuns = new LRUCache<string, CompiledPolicy>({ max: 16 })
 
-/** Judge calls waiting for the main thread, by task and call number. */
-const calls = new Map<string, { resolve: (answer: JudgeScore) => void; reject: (error: Error) => void }>()
+/** Judge and guard calls waiting for the main thread, by task and call number. */
+const calls = new Map<string, { resolve: (answer: Remote) => void; reject: (error: Error) => void }>()
 let nextCall = 1
+
+/** What the main thread answers a call: the judge's score or a guard's verdict. */
+type Remote = { answer: JudgeScore } | { verdict: GuardVerdict }
 
 const send = (message: FromWorker) => port.postMessage(message)
 
 /**
- * A judge for task `id` that asks the main thread. An evaluation asks all its questions at once,
- * before it waits: they leave together, once it has, so that the main thread knows this thread is
- * free for another task until their answers come back.
+ * The judge and the guards for task `id`, asking the main thread. An evaluation asks all its
+ * questions at once, before it waits: they leave together, once it has, so that the main thread
+ * knows this thread is free for another task until their answers come back.
  */
-function judgeFor(id: number): Judge {
-  let batch: { call: number; question: JudgeQuestion }[] | null = null
-  return {
-    model: 'main thread',
-    score(question: JudgeQuestion): Promise<JudgeScore> {
-      const call = nextCall++
-      if (batch === null) {
-        const asked: { call: number; question: JudgeQuestion }[] = []
-        batch = asked
-        queueMicrotask(() => {
-          batch = null
-          send({ kind: 'judge', id, calls: asked })
-        })
-      }
-      batch.push({ call, question })
-      return new Promise((resolve, reject) => {
-        calls.set(`${id}:${call}`, { resolve, reject })
+function scorersFor(id: number, task: PoolTask): { judge: Judge | null; guards: GuardScorer | null } {
+  let batch: { call: number; question: ExternalQuestion }[] | null = null
+  const ask = (question: ExternalQuestion): Promise<Remote> => {
+    const call = nextCall++
+    if (batch === null) {
+      const asked: { call: number; question: ExternalQuestion }[] = []
+      batch = asked
+      queueMicrotask(() => {
+        batch = null
+        send({ kind: 'judge', id, calls: asked })
       })
-    },
+    }
+    batch.push({ call, question })
+    return new Promise((resolve, reject) => {
+      calls.set(`${id}:${call}`, { resolve, reject })
+    })
   }
+  const judge: Judge | null = task.judge
+    ? {
+        model: 'main thread',
+        score: (question) =>
+          ask({ scorer: 'judge', question }).then((remote) => {
+            if ('answer' in remote) return remote.answer
+            throw new JudgeError('judge call failed')
+          }),
+      }
+    : null
+  const available = new Map<string, { cascade: Band | null }>(
+    (task.guards ?? []).map(([name, cascade]) => [name, { cascade }]),
+  )
+  const guards: GuardScorer | null =
+    available.size > 0
+      ? {
+          available: () => available,
+          ask: (question): Promise<GuardReply> =>
+            ask({ scorer: 'guard', ...question }).then(
+              (remote) =>
+                'verdict' in remote
+                  ? { verdict: remote.verdict }
+                  : { error: `guard ${question.detector} call failed` },
+              (error: unknown) => ({
+                error: error instanceof Error ? error.message : `guard ${question.detector} call failed`,
+              }),
+            ),
+        }
+      : null
+  return { judge, guards }
 }
 
 const empty = { verdict: 'pass', action: 'allow', override_response: null, policies: [] } as const
@@ -88,8 +128,10 @@ async function run(id: number, task: PoolTask): Promise<PoolResult> {
     return found
   })
   const observed: PoolResult['observed'] = []
+  const { judge, guards } = scorersFor(id, task)
   const outcome = await evaluate(evaluated, task.conversation, {
-    judge: task.judge ? judgeFor(id) : null,
+    judge,
+    guards,
     workspace: task.workspace,
     ...(task.timed ? { observeRule: (type, method, seconds) => observed.push([type, method, seconds]) } : {}),
   })
@@ -132,7 +174,8 @@ port.on('message', (message: ToWorker) => {
       const call = calls.get(key)
       if (!call) continue
       calls.delete(key)
-      if (reply.answer !== null) call.resolve(reply.answer)
+      if (reply.answer !== null) call.resolve({ answer: reply.answer })
+      else if (reply.verdict !== undefined) call.resolve({ verdict: reply.verdict })
       else call.reject(new JudgeError(reply.failure ?? 'judge call failed'))
     }
     return

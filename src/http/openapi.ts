@@ -68,15 +68,18 @@ export function resourceResponse(schema: TSchema, description: string, options: 
 
 /**
  * The OpenAPI document's `x-rule-types`: for each rule type, its form's fields (the labels of
- * `value` and `threshold`, what `flagged` lists, whether it may name a `detector`) and what a
+ * `value` and `threshold`, what `flagged` lists, whether it may name a `detector`: the offline
+ * model, the judge, or a guard detector) and what a
  * rule of it passes on, in the registry's order.
  */
 export function ruleTypeForms(): Record<string, RuleForm & { detector?: true }> {
   return Object.fromEntries(
-    Object.values(RULE_TYPE_MODULES).map(({ type, form: { about, ...fields }, detectorChoice }) => [
-      type,
-      detectorChoice ? { ...fields, detector: true as const, about } : { ...fields, about },
-    ]),
+    Object.values(RULE_TYPE_MODULES).map(
+      ({ type, form: { about, ...fields }, detectorChoice, guardChoice }) => [
+        type,
+        detectorChoice || guardChoice ? { ...fields, detector: true as const, about } : { ...fields, about },
+      ],
+    ),
   )
 }
 

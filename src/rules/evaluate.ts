@@ -1,3 +1,5 @@
+import type { Band } from '../guards/config.js'
+import { type GuardRequest, type GuardVerdict, scoreFor, type ToxicityCategory } from '../guards/verdict.js'
 import { type Judge, JudgeError, type JudgeQuestion, type JudgeScore } from '../judge/judge.js'
 import type { PolicyRule, RuleType } from '../schemas/policies.js'
 import {
@@ -12,12 +14,14 @@ import {
 import { redactText } from './detectors/index.js'
 import { RULE_TYPE_MODULES } from './rule-types/registry.js'
 import {
+  type CascadeReport,
   type Classifiers,
   type CompileContext,
   type CompiledRuleType,
   DEFAULT_THRESHOLD,
   type ExternalQuestion,
   type RuleVerdict,
+  type Scorers,
   scoredStatus,
 } from './rule-types/rule-type.js'
 import type { Finding, RuleMethod, RuleStatus } from './types.js'
@@ -52,6 +56,26 @@ export interface RuleResult {
   method: RuleMethod
   reason: string | null
   findings: Finding[]
+  /** The guard detector the rule names (docs/guards.md); absent when it names none. */
+  detector?: string
+  /** What the guard answered, when it was asked and answered (the worst text's answer). */
+  guard?: GuardResult
+  /** What the rule's cascade did, when it has one. */
+  cascade?: CascadeReport
+}
+
+/** A guard's answer as a rule's result shows it (docs/guards.md). */
+export interface GuardResult {
+  /** The answer as the guard wrote it (`unsafe\nS1,S10`, `MALICIOUS 0.9993`). */
+  verdict: string
+  /** The guard's own decision. */
+  flagged: boolean
+  /** Warden's toxicity categories the guard reported. */
+  categories: ToxicityCategory[]
+  /** The guard's codes that are none of Warden's categories, as it wrote them. */
+  unmapped: string[]
+  /** The guard's own score: how likely the text breaks its policy (a custom rule's score is 1 − this). */
+  score: number
 }
 
 /** One policy's part of the answer (docs/evaluation.md), fields in the API's order. */
@@ -94,9 +118,33 @@ export const MAX_REPORTED_FINDINGS = 1000
  */
 export const MAX_ANSWER_FINDINGS = 10_000
 
+/** A question for a guard detector, as a rule asks it. */
+export interface GuardQuestion {
+  detector: string
+  request: GuardRequest
+  /** Asked because a cascade's offline model was unsure. */
+  escalated: boolean
+}
+
+/** A guard's answer, or why there is none (one short line, the rule's reason). */
+export type GuardReply = { verdict: GuardVerdict } | { error: string }
+
+/**
+ * The guard detectors an evaluation may ask (src/guards/ behind them, or, in an evaluation
+ * pool's worker, the main thread).
+ */
+export interface GuardScorer {
+  /** The guards `workspace` may use, each with its configured cascade band. */
+  available(workspace: string): ReadonlyMap<string, { cascade: Band | null }>
+  /** Asks one question; never rejects. */
+  ask(question: GuardQuestion, workspace: string, signal?: AbortSignal): Promise<GuardReply>
+}
+
 export interface EvaluateOptions {
   /** Null when none is configured: toxicity and prompt_injection use the offline models. */
   judge: Judge | null
+  /** The guard detectors the operator configured; null or absent: none (a rule naming one is an `error`). */
+  guards?: GuardScorer | null
   /**
    * The workspace the evaluation is for: the judge keeps answers and gives turns per workspace.
    * Required with a judge (`evaluate`'s signatures say so).
@@ -187,14 +235,22 @@ interface Awaiting {
   rule: CompiledRule
   first: number
   count: number
+  /** A cascade's texts decided by the offline model: their worst score and findings. */
+  known?: { score: number; reason: string | null; findings: Finding[] }
 }
 
 /** An external scorer's answer, or why there is none (its message is the rule's reason). */
-type Answer = JudgeScore | { error: string }
+type Answer = (JudgeScore & { guard?: GuardResult }) | { error: string }
+
+/** No guard detector: what an evaluation without any reads. */
+const NO_GUARDS: ReadonlyMap<string, { cascade: Band | null }> = new Map()
 
 function result(rule: CompiledRule, verdict: RuleVerdict): RuleResult {
   const { status, score, method, reason, findings } = verdict
   const capped = findings.length > MAX_REPORTED_FINDINGS
+  const extra: Pick<RuleResult, 'detector' | 'cascade'> = {}
+  if (verdict.detector !== undefined) extra.detector = verdict.detector
+  if (verdict.cascade !== undefined) extra.cascade = verdict.cascade
   return {
     index: rule.index,
     type: rule.type,
@@ -206,6 +262,7 @@ function result(rule: CompiledRule, verdict: RuleVerdict): RuleResult {
     method,
     reason: capped ? capReason(reason, findings.length) : reason,
     findings: capped ? findings.slice(0, MAX_REPORTED_FINDINGS) : findings,
+    ...extra,
   }
 }
 
@@ -219,7 +276,8 @@ function capReason(reason: string | null, count: number): string {
  * and any failed answer is the rule's error.
  */
 function settle(item: Awaiting, answers: Answer[]): void {
-  let worst: JudgeScore | null = null
+  let worst: (JudgeScore & { guard?: GuardResult }) | null = null
+  let guard: GuardResult | undefined
   for (let i = item.first; i < item.first + item.count; i++) {
     const answer = answers[i] as Answer
     if ('error' in answer) {
@@ -228,11 +286,17 @@ function settle(item: Awaiting, answers: Answer[]): void {
     }
     // Several texts (toxicity, prompt_injection) report the worst, which is the highest score.
     if (worst === null || answer.score > worst.score) worst = answer
+    if (answer.guard && (guard === undefined || answer.guard.score > guard.score)) guard = answer.guard
   }
   if (worst === null) return
+  if (guard !== undefined) item.result.guard = guard
+  // A cascade's texts the offline model was sure of count with the guard's answers.
+  const known = item.known
+  if (known && known.score > worst.score) worst = { score: known.score, reason: known.reason ?? '' }
+  if (known) for (const finding of known.findings) item.result.findings.push(finding)
   const { scoring, threshold } = item.rule
   const status = scoredStatus(scoring ?? 'lower-is-better', worst.score, threshold ?? DEFAULT_THRESHOLD)
-  finish(item, status, worst.score, worst.reason)
+  finish(item, status, worst.score, worst.reason === '' ? null : worst.reason)
 }
 
 function finish(item: Awaiting, status: RuleStatus, score: number | null, reason: string | null): void {
@@ -273,6 +337,55 @@ function judgeFailure(error: unknown, signal: AbortSignal | undefined): { error:
   return { error: signal?.aborted ? 'judge call aborted' : 'judge call failed' }
 }
 
+/** The rule's score of a guard's verdict: a custom rule reads how well the texts keep the policy. */
+function guardScore(verdict: GuardVerdict, request: GuardRequest): number {
+  if (request.ruleType === 'custom') return 1 - verdict.score
+  if (request.ruleType === 'toxicity') return scoreFor(verdict, request.categories)
+  return verdict.score
+}
+
+/** The rule's reason of a guard's answer: what it decided, in one line. */
+function guardReason(detector: string, verdict: GuardVerdict): string {
+  const said = verdict.rawVerdict.replace(/\s+/g, ' ').trim()
+  return `guard ${detector} answered "${said.length > 120 ? `${said.slice(0, 120)}…` : said}"`
+}
+
+function askGuard(
+  guards: GuardScorer | null,
+  question: GuardQuestion,
+  workspace: string,
+  signal: AbortSignal | undefined,
+): Promise<Answer> {
+  if (guards === null) return Promise.resolve({ error: `guard ${question.detector} is not configured` })
+  let asked: Promise<GuardReply>
+  try {
+    asked = guards.ask(question, workspace, signal)
+  } catch {
+    return Promise.resolve({ error: `guard ${question.detector} call failed` })
+  }
+  return asked.then(
+    (reply) => {
+      if ('error' in reply) return { error: reply.error }
+      const { verdict } = reply
+      const score = guardScore(verdict, question.request)
+      if (!(score >= 0 && score <= 1))
+        return { error: `guard ${question.detector} answered something that is not a score` }
+      return {
+        score,
+        reason: guardReason(question.detector, verdict),
+        guard: {
+          verdict: verdict.rawVerdict,
+          flagged: verdict.flagged,
+          categories: verdict.categories,
+          unmapped: verdict.unmapped,
+          score: verdict.score,
+        },
+      }
+    },
+    () => ({ error: `guard ${question.detector} call failed` }),
+  )
+}
+
 /**
  * One evaluation under way: the conversation read once, and what its policies' rules add up as
  * they are evaluated (the external scorers' questions and the rules waiting for them, the
@@ -281,6 +394,8 @@ function judgeFailure(error: unknown, signal: AbortSignal | undefined): { error:
 interface Run {
   conversation: Conversation
   judge: Judge | null
+  /** The external scorers rules may ask. */
+  scorers: Scorers
   timing: Timing | null
   /** Rules waiting for an external scorer, and every question of the evaluation, asked together. */
   awaiting: Awaiting[]
@@ -296,11 +411,10 @@ interface Run {
  * `questions`, and its result completed once they are answered.
  */
 function evaluatePolicy(compiled: CompiledPolicy, run: Run): PolicyResult {
-  const { conversation, judge, awaiting, questions, timing, redactable } = run
+  const { conversation, judge, awaiting, questions, timing, redactable, scorers } = run
   const { policy } = compiled
   const rules: RuleResult[] = []
   const texts = conversation.textsFor(compiled.targets)
-  const scorers = { judge: judge !== null }
   for (const rule of compiled.rules) {
     const started = timing ? timing.clock() : 0
     const input = { texts, conversation, targets: policy.target, threshold: rule.threshold, scorers }
@@ -324,8 +438,12 @@ function evaluatePolicy(compiled: CompiledPolicy, run: Run): PolicyResult {
         method: answer.method,
         reason: null,
         findings: [],
+        ...(answer.detector !== undefined ? { detector: answer.detector } : {}),
+        ...(answer.cascade !== undefined ? { cascade: answer.cascade } : {}),
       })
-      awaiting.push({ result: r, rule, first: questions.length, count: answer.ask.length })
+      const item: Awaiting = { result: r, rule, first: questions.length, count: answer.ask.length }
+      if (answer.known) item.known = answer.known
+      awaiting.push(item)
       for (const question of answer.ask) questions.push(question)
       rules.push(r)
     }
@@ -399,7 +517,7 @@ function decide(
 
 /**
  * Evaluates `conversation` against `policies`, in order (docs/evaluation.md). Deterministic rules run at
- * once; every judge call of the evaluation is then made concurrently. Never rejects: a rule that
+ * once; every judge and guard call of the evaluation is then made concurrently. Never rejects: a rule that
  * cannot be evaluated is an `error` in the answer.
  */
 export function evaluate(
@@ -425,19 +543,40 @@ export function evaluate(
     : null
   const started = timing ? timing.clock() : 0
   const redactable: Finding[] = []
-  const run: Run = { conversation: read, judge: options.judge, timing, awaiting, questions, redactable }
+  const guards = options.guards ?? null
+  const scorers: Scorers = {
+    judge: options.judge !== null,
+    guards:
+      guards !== null && options.workspace !== undefined ? guards.available(options.workspace) : NO_GUARDS,
+  }
+  const run: Run = {
+    conversation: read,
+    judge: options.judge,
+    scorers,
+    timing,
+    awaiting,
+    questions,
+    redactable,
+  }
   if (options.traceRule) run.traceRule = options.traceRule
   const results = policies.map((p) => evaluatePolicy(p, run))
-  if (questions.length === 0 || options.judge === null)
-    return Promise.resolve(decide(policies, results, redactable))
+  if (questions.length === 0) return Promise.resolve(decide(policies, results, redactable))
   const judge = options.judge
   const signal = typeof options.signal === 'function' ? options.signal() : options.signal
   const workspace = options.workspace as string
-  return Promise.all(questions.map((q) => askJudge(judge, q.question, workspace, signal))).then((answers) => {
+  return Promise.all(
+    questions.map((q) =>
+      q.scorer === 'judge'
+        ? judge === null
+          ? Promise.resolve({ error: NO_JUDGE })
+          : askJudge(judge, q.question, workspace, signal)
+        : askGuard(guards, q, workspace, signal),
+    ),
+  ).then((answers) => {
     for (const item of awaiting) settle(item, answers)
     if (timing) {
       const seconds = (timing.clock() - started) / 1000
-      for (const item of awaiting) timing.observe(item.rule.type, 'judge', seconds)
+      for (const item of awaiting) timing.observe(item.rule.type, item.result.method, seconds)
     }
     return decide(policies, results, redactable)
   })

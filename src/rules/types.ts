@@ -68,4 +68,4 @@ export interface Finding {
 export type RuleStatus = 'pass' | 'fail' | 'skipped' | 'error'
 
 /** What produced a verdict. */
-export type RuleMethod = 'detector' | 'model' | 'judge'
+export type RuleMethod = 'detector' | 'model' | 'judge' | 'guard'

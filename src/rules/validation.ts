@@ -2,6 +2,7 @@ import type { FieldError } from '../errors.js'
 import type { PolicyRule, PolicyRuleInput } from '../schemas/policies.js'
 import { RULE_TYPE_MODULES } from './rule-types/registry.js'
 import type { PatternCheck } from './rule-types/rule-type.js'
+import { guardName } from './rule-types/scored-text.js'
 
 export type { PatternCheck } from './rule-types/rule-type.js'
 
@@ -14,8 +15,9 @@ export function normalizeRule(rule: PolicyRuleInput): PolicyRule {
     threshold: rule.threshold ?? null,
     flagged: rule.flagged ?? null,
   }
-  // `detector` is returned only when set.
+  // `detector` and `cascade` are returned only when set.
   if (rule.detector !== undefined && rule.detector !== null) normal.detector = rule.detector
+  if (rule.cascade !== undefined && rule.cascade !== null) normal.cascade = rule.cascade
   return normal
 }
 
@@ -24,6 +26,14 @@ const DETECTOR_TYPES = Object.values(RULE_TYPE_MODULES)
   .filter((m) => m.detectorChoice)
   .map((m) => m.type)
   .join(' and ')
+
+/** The types whose rules may name a guard detector: "toxicity, prompt_injection and custom". */
+const GUARD_TYPES = (() => {
+  const types = Object.values(RULE_TYPE_MODULES)
+    .filter((m) => m.guardChoice)
+    .map((m) => m.type)
+  return types.length > 1 ? `${types.slice(0, -1).join(', ')} and ${types[types.length - 1]}` : types.join('')
+})()
 
 /**
  * Checks what the schema cannot: the requirements of each rule type, as its module states them
@@ -41,11 +51,27 @@ export function checkRules(
   rules.forEach((rule, i) => {
     const at = `${base}/rules/${i}`
     const type = RULE_TYPE_MODULES[rule.type]
-    if (rule.detector !== undefined && !type.detectorChoice)
+    const guard = guardName(rule.detector)
+    if (rule.detector !== undefined && guard === null && !type.detectorChoice)
       errors.push({
         pointer: `${at}/detector`,
         detail: `applies only to ${DETECTOR_TYPES} rules, not to a ${rule.type} rule`,
       })
+    if (guard !== null && !type.guardChoice)
+      errors.push({
+        pointer: `${at}/detector`,
+        detail: `names guard detector "${guard}": a guard can score only ${GUARD_TYPES} rules, not a ${rule.type} rule`,
+      })
+    if (rule.cascade !== undefined) {
+      // A cascade puts the offline model in front of a guard: it needs both.
+      if (guard === null || !type.detectorChoice)
+        errors.push({
+          pointer: `${at}/cascade`,
+          detail: `applies only to ${DETECTOR_TYPES} rules whose detector names a guard detector`,
+        })
+      else if (!(rule.cascade.low < rule.cascade.high))
+        errors.push({ pointer: `${at}/cascade/high`, detail: 'must be greater than low' })
+    }
     for (const error of type.validate(rule, { at, base, definition, patterns })) errors.push(error)
   })
   return errors

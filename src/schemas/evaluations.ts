@@ -9,6 +9,7 @@ import {
 } from './common.js'
 import { type ConversationMessage, MessageSchema } from './messages.js'
 import { MODES, ON_ERROR, PolicyCreateSchema, RULE_TYPES, VERDICTS } from './policies.js'
+import { TOXICITY_CATEGORIES } from './rule-vocabulary.js'
 
 /** The evaluation call (docs/evaluation.md). */
 
@@ -214,6 +215,60 @@ export const NotReadSchema = Type.Object(
   { additionalProperties: false },
 )
 
+const GuardResultSchema = Type.Object(
+  {
+    verdict: Nullable(Type.String(), {
+      description:
+        'The answer as the guard wrote it (`unsafe\\nS1,S10`, `Safety: Unsafe\\nCategories: Violent`, `MALICIOUS 0.9993`); null in a log entry kept without texts (EVALUATION_LOG_CONTENT=none).',
+      examples: ['unsafe\nS1'],
+    }),
+    flagged: Type.Boolean({ description: 'The guard’s own decision.', examples: [true] }),
+    categories: Type.Array(enumOf(TOXICITY_CATEGORIES, {}), {
+      description:
+        'Warden’s toxicity categories the guard reported, mapped from its own codes (docs/guards.md).',
+      examples: [['violence']],
+    }),
+    unmapped: Type.Array(Type.String(), {
+      description:
+        'The guard’s codes that are none of Warden’s categories, as it wrote them (`S2`, `illicit`).',
+      examples: [[]],
+    }),
+    score: Type.Number({
+      description:
+        'The guard’s own score, 0..1: how likely the text breaks its policy (a custom rule’s `score` is 1 − this).',
+      examples: [0.97],
+    }),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'Only when a guard detector answered the rule: its answer for the worst text (docs/guards.md).',
+    examples: [{ verdict: 'unsafe\nS1', flagged: true, categories: ['violence'], unmapped: [], score: 0.97 }],
+  },
+)
+
+const CascadeResultSchema = Type.Object(
+  {
+    low: Type.Number({ description: 'The band’s lower bound.', examples: [0.2] }),
+    high: Type.Number({ description: 'The band’s upper bound.', examples: [0.8] }),
+    model_score: Type.Number({
+      description: 'The offline model’s score (the worst text’s).',
+      examples: [0.55],
+    }),
+    escalated: Type.Integer({
+      description:
+        'Texts whose model score was inside the band, bounds included, and so were asked of the guard; 0: the model answered alone (`method` model).',
+      examples: [1],
+    }),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'Only for a rule with a cascade (its `cascade`, or GUARD_<NAME>_CASCADE): what the offline model scored and whether the guard was asked.',
+    examples: [{ low: 0.2, high: 0.8, model_score: 0.55, escalated: 1 }],
+  },
+)
+
 const RuleResultSchema = Type.Object(
   {
     index: Type.Integer({ description: 'The rule’s position in its policy.', examples: [0] }),
@@ -236,9 +291,9 @@ const RuleResultSchema = Type.Object(
       description: 'The threshold applied (the default 0.5 when unset); null for detectors.',
       examples: [null],
     }),
-    method: enumOf(['detector', 'model', 'judge'] as const, {
+    method: enumOf(['detector', 'model', 'judge', 'guard'] as const, {
       description:
-        'What produced the verdict: detector (pii, keywords, regex, length), model (the offline toxicity and prompt_injection classifiers that ship with Warden) or judge.',
+        'What produced the verdict: detector (pii, keywords, regex, length), model (the offline toxicity and prompt_injection classifiers that ship with Warden), judge, or guard (a guard detector the operator configured, named by `detector`). Under a cascade: model when the offline model was sure of every text, guard when the guard was asked.',
       examples: ['detector'],
     }),
     reason: Nullable(Type.String(), {
@@ -251,6 +306,14 @@ const RuleResultSchema = Type.Object(
         'Where each finding is, in order of text and offset: the first 1,000 of a rule; when it found more, `reason` says how many (“first 1000 of 262144 findings”). `redacted` and the log’s redaction still replace every one.',
       examples: [[FINDING_EXAMPLE]],
     }),
+    detector: Type.Optional(
+      Type.String({
+        description: 'Only for a rule that names a guard detector: its name (GUARD_<NAME>_…, lower-cased).',
+        examples: ['llamaguard'],
+      }),
+    ),
+    guard: Type.Optional(GuardResultSchema),
+    cascade: Type.Optional(CascadeResultSchema),
   },
   { additionalProperties: false },
 )

@@ -72,12 +72,36 @@ const flagged = Nullable(
 )
 
 export const DETECTORS = ['model', 'judge'] as const
-export type Detector = (typeof DETECTORS)[number]
-const detector = Nullable(Type.Unsafe<Detector>({ type: 'string', enum: [...DETECTORS] }), {
-  description:
-    'toxicity and prompt_injection only: model (the offline classifier that ships with Warden) or judge (the configured judge model; without one the rule is an error). Null or absent: the judge when one is configured, else the model. Returned only when set; on any other rule type, 422.',
-  examples: ['model'],
+/** A rule's `detector`: `model`, `judge`, or a guard detector's name (NAME of GUARD_<NAME>_…, lower-cased). */
+export type Detector = string
+const DETECTOR_DESCRIPTION =
+  'toxicity and prompt_injection: model (the offline classifier that ships with Warden), judge (the configured judge model; without one the rule is an error), or the name of a guard detector the operator configured (GUARD_<NAME>_…, NAME lower-cased; docs/guards.md). custom: judge or a guard detector that follows a policy. Null or absent: the judge when one is configured, else the model (the server logs which at start-up, and the console shows it). A guard that is not configured, not granted to the workspace, or whose format cannot serve the rule type: 422. Returned only when set; on any other rule type, 422.'
+const detectorString = Type.String({
+  pattern: '^[a-z0-9_]{1,64}$',
+  description: DETECTOR_DESCRIPTION,
+  examples: ['model', 'llamaguard'],
 })
+const detector = Nullable(detectorString, { description: DETECTOR_DESCRIPTION, examples: ['model'] })
+const CASCADE_DESCRIPTION =
+  "With a guard detector in `detector` (toxicity, prompt_injection): the band of the offline model's score inside which the guard is asked, bounds included; outside it the model answers alone. low < high, both in 0..1. Null or absent: the guard's GUARD_<NAME>_CASCADE, else none (the guard is asked for every text). Returned only when set."
+const band = Type.Object(
+  {
+    low: Type.Number({
+      minimum: 0,
+      maximum: 1,
+      description: 'The lowest offline model score at which the guard is asked.',
+      examples: [0.2],
+    }),
+    high: Type.Number({
+      minimum: 0,
+      maximum: 1,
+      description: 'The highest offline model score at which the guard is asked; greater than low.',
+      examples: [0.8],
+    }),
+  },
+  { additionalProperties: false, description: CASCADE_DESCRIPTION, examples: [{ low: 0.2, high: 0.8 }] },
+)
+const cascade = Nullable(band, { description: CASCADE_DESCRIPTION, examples: [{ low: 0.2, high: 0.8 }] })
 
 export const PolicyRuleInputSchema = Type.Object(
   {
@@ -89,6 +113,7 @@ export const PolicyRuleInputSchema = Type.Object(
     threshold: Type.Optional(threshold),
     flagged: Type.Optional(flagged),
     detector: Type.Optional(detector),
+    cascade: Type.Optional(cascade),
   },
   { additionalProperties: false },
 )
@@ -106,14 +131,8 @@ export const PolicyRuleSchema = Type.Object(
     value,
     threshold,
     flagged,
-    detector: Type.Optional(
-      Type.Unsafe<Detector>({
-        type: 'string',
-        enum: [...DETECTORS],
-        description: detector.description,
-        examples: ['model'],
-      }),
-    ),
+    detector: Type.Optional(detectorString),
+    cascade: Type.Optional(band),
   },
   { $id: 'PolicyRule', title: 'PolicyRule', additionalProperties: false },
 )

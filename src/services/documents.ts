@@ -60,6 +60,7 @@ const ruleInOrder = (r: PolicyRule): PolicyRule => ({
   threshold: r.threshold,
   flagged: r.flagged,
   ...(r.detector !== undefined ? { detector: r.detector } : {}),
+  ...(r.cascade !== undefined ? { cascade: { low: r.cascade.low, high: r.cascade.high } } : {}),
 })
 
 export function policyDocument(p: Policy): string {

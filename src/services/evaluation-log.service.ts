@@ -64,7 +64,8 @@ export interface EvaluationRecord {
  *   read) too. A card number in
  *   `findings[].text` would otherwise defeat the redaction of the messages.
  * - `none`: no text of the conversation at all: no messages or context, every finding's `text`
- *   null, and the judge's reasons null (errors keep theirs: those are Warden's own words).
+ *   null, the judge's and guards' reasons and a guard's written verdict null (errors keep
+ *   theirs: those are Warden's own words).
  * - `full`: everything as evaluated.
  */
 export function logEntry(record: EvaluationRecord, content: EvaluationLogContent): LoggedEvaluation {
@@ -84,8 +85,13 @@ export function logEntry(record: EvaluationRecord, content: EvaluationLogContent
       ...policy,
       rules: policy.rules.map((rule) => ({
         ...rule,
-        reason: rule.method === 'judge' && rule.status !== 'error' ? null : rule.reason,
+        reason:
+          (rule.method === 'judge' || rule.method === 'guard') && rule.status !== 'error'
+            ? null
+            : rule.reason,
         findings: rule.findings.map((f) => ({ ...f, text: null })),
+        // A guard model writes its answer: it may quote what it read.
+        ...(rule.guard ? { guard: { ...rule.guard, verdict: null } } : {}),
       })),
     }))
   } else {

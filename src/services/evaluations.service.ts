@@ -3,9 +3,11 @@ import { LRUCache } from 'lru-cache'
 import { v7 as uuidv7 } from 'uuid'
 import { type FieldError, invalid } from '../errors.js'
 import { COMPILE_BUDGET_MS, checkMs, compileMs, runsInPool, textSize } from '../evaluation/cost.js'
+import { type Guards, guardsForTask } from '../evaluation/guard-scorer.js'
 import { draftPolicy, evaluablePolicy } from '../evaluation/policy-for-evaluation.js'
 import type { EvaluationPool, PoolPolicy, PoolResult } from '../evaluation/pool.js'
 import { classifiersFor } from '../evaluation/workspace-classifiers.js'
+import { guardRuleErrors, NO_GUARDS } from '../guards/rules.js'
 import type { Judge } from '../judge/judge.js'
 import type { Metrics } from '../metrics.js'
 import type { ConversationInput } from '../rules/conversation.js'
@@ -110,6 +112,8 @@ export class EvaluationsService {
       store: Store
       clock: Clock
       judge: Judge | null
+      /** The guard detectors configured (GUARD_<NAME>_…), asked by the rules that name them; none: null. */
+      guards?: Guards | null
       /** The offline classifiers policies are compiled with. */
       classifiers: Classifiers
       log: EvaluationLogService
@@ -188,6 +192,9 @@ export class EvaluationsService {
     // Only the cheap part of reading a draft here: checking its patterns compiles them, which a
     // draft of many patterns makes too long for the event loop; a pooled evaluation checks there.
     const draftRules = bodies.flatMap((draft) => draft.rules.map(normalizeRule))
+    const guards = this.deps.guards ?? null
+    if (guards) await guards.prepare(workspaceId)
+    if (bodies.length > 0) this.checkDraftGuards(guards, workspaceId, bodies)
     const { poolMinMs } = this.deps
     const draftsInPool = runsInPool(pool, poolMinMs, {
       poolOnly: checkMs(draftRules) + compileMs(draftRules) >= COMPILE_BUDGET_MS,
@@ -244,6 +251,7 @@ export class EvaluationsService {
         conversation,
         {
           judge,
+          guards: this.deps.guards ?? null,
           workspace: workspaceId,
           signal,
           ...(metrics ? { observeRule: metrics.rule } : {}),
@@ -297,6 +305,7 @@ export class EvaluationsService {
         policies,
         conversation,
         judge: judge !== null,
+        guards: guardsForTask(this.deps.guards ?? null, workspace),
         timed: Boolean(metrics),
         redact,
         logRedacted: log.content === 'redacted',
@@ -318,15 +327,20 @@ export class EvaluationsService {
     signal?: AbortSignal,
   ): Promise<EvaluationOutcome> {
     const stopping = this.stopping.signal
-    return evaluate(
-      policies,
-      { messages: [{ role: 'assistant', content: text }], context: null },
-      {
-        judge: this.deps.judge,
-        workspace,
-        signal: signal ? () => AbortSignal.any([signal, stopping]) : stopping,
-      },
-    )
+    const run = () =>
+      evaluate(
+        policies,
+        { messages: [{ role: 'assistant', content: text }], context: null },
+        {
+          judge: this.deps.judge,
+          guards: this.deps.guards ?? null,
+          workspace,
+          signal: signal ? () => AbortSignal.any([signal, stopping]) : stopping,
+        },
+      )
+    // The workspace's grants were read by the evaluation of the request's input already.
+    const guards = this.deps.guards
+    return guards ? guards.prepare(workspace).then(run) : run()
   }
 
   /**
@@ -532,6 +546,28 @@ export class EvaluationsService {
     if (characters * rules <= limit) return
     const detail = `This evaluation would cost ${characters} characters × ${rules} rules = ${characters * rules}, over the limit of ${limit} (EVALUATION_MAX_WORK): evaluate fewer or shorter texts, or fewer policies at once`
     throw invalid([{ pointer: drafted ? '/draft_policies' : '/messages', detail }], detail)
+  }
+
+  /**
+   * The guard detectors draft bodies name, checked on this thread (the configuration is here)
+   * before anything else: 422 for a guard not configured, not granted, or unable to serve the
+   * rule's type, with the other problems of the drafts when they are checked here too.
+   */
+  private checkDraftGuards(
+    guards: Guards | null,
+    workspace: string,
+    drafts: NonNullable<EvaluationRequest['draft_policies']>,
+  ): void {
+    const errors: FieldError[] = []
+    const directory = guards?.directory ?? NO_GUARDS
+    const granted = (name: string) => guards?.granted(name, workspace) ?? false
+    drafts.forEach((draft, i) => {
+      errors.push(...guardRuleErrors(draft.rules, `/draft_policies/${i}`, directory, granted))
+    })
+    if (errors.length === 0) return
+    for (const [i, draft] of drafts.entries())
+      errors.push(...draftPolicy(draft, `/draft_policies/${i}`, 'skip').errors)
+    throw invalid(errors)
   }
 
   /**

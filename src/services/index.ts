@@ -1,4 +1,5 @@
 import type { Config } from '../config.js'
+import { createGuards, type Guards } from '../evaluation/guard-scorer.js'
 import { EvaluationPool, workerEntry } from '../evaluation/pool.js'
 import { RuleChecks } from '../evaluation/rule-checks.js'
 import type { Judge } from '../judge/judge.js'
@@ -12,6 +13,7 @@ import { ApplicationsService } from './applications.service.js'
 import { AuthenticationService } from './authentication.service.js'
 import { ChatCompletionsService } from './chat-completions.service.js'
 import { type Clock, systemClock } from './clock.js'
+import { DetectorsService } from './detectors.service.js'
 import { EvaluationLogService } from './evaluation-log.service.js'
 import { EvaluationsService } from './evaluations.service.js'
 import { IdempotencyService } from './idempotency.service.js'
@@ -35,6 +37,8 @@ export interface Services {
   metrics: Metrics | null
   chatCompletions: ChatCompletionsService
   evaluationLog: EvaluationLogService
+  /** What rules may name in `detector`, per workspace. */
+  detectors: DetectorsService
 }
 
 /** What the services are built from: nothing else reaches them, and no service reads globals. */
@@ -45,6 +49,8 @@ export interface ServiceDependencies {
   clock?: Clock
   /** The judge of scored rules; by default the one `config.judge` names, or none. */
   judge?: Judge | null
+  /** The guard detectors; by default those `config.guards` names (none: null). */
+  guards?: Guards | null
   /** Where metrics are recorded; by default a registry of their own, none when `config.metricsPort` is 0. */
   metrics?: Metrics | null
   /** The offline classifiers of toxicity and prompt_injection; by default the ones Warden ships. */
@@ -79,12 +85,26 @@ export function judgeFromConfig(config: Config, metrics: Metrics | null = null):
   })
 }
 
+/** The guard detectors the configuration names (GUARD_<NAME>_…; docs/guards.md), or null for none. */
+export function guardsFromConfig(
+  config: Config,
+  store: Store,
+  metrics: Metrics | null = null,
+): Guards | null {
+  const grants = new WorkspaceGrants({ store })
+  return createGuards(config.guards, {
+    allows: (grant, workspaceId) => grants.allows(grant, workspaceId),
+    ...(metrics ? { onCall: metrics.guardCall, onEscalation: metrics.guardEscalation } : {}),
+  })
+}
+
 export function createServices({
   store,
   config,
   clock = systemClock,
   metrics = config.metricsPort > 0 ? new Metrics() : null,
   judge = judgeFromConfig(config, metrics),
+  guards = guardsFromConfig(config, store, metrics),
   classifiers = shippedClassifiers(),
   evaluationWorker = workerEntry(),
   evaluationPoolTimeoutMs = POOL_TIMEOUT_MS,
@@ -105,13 +125,15 @@ export function createServices({
           entry: evaluationWorker,
           timeoutMs: evaluationPoolTimeoutMs,
           judge,
+          guards,
         })
       : null
-  const checks = new RuleChecks({ pool })
+  const checks = new RuleChecks({ pool, guards })
   const policyTests = new PolicyTestsService({
     store,
     clock,
     judge,
+    guards,
     classifiers,
     pool,
     poolMinMs: config.evaluationPoolMinMs,
@@ -122,6 +144,7 @@ export function createServices({
     clock,
     classifiers,
     judge,
+    guards,
     log: evaluationLog,
     metrics,
     maxWork: config.evaluationMaxWork,
@@ -147,5 +170,6 @@ export function createServices({
     }),
     evaluationLog,
     metrics,
+    detectors: new DetectorsService({ judge: judge !== null, guards }),
   }
 }

@@ -3,6 +3,7 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import { v7 as uuidv7 } from 'uuid'
 import { AppError, conflict, type FieldError, invalid, notFound } from '../errors.js'
 import { COMPILE_BUDGET_MS, compileMs, runsInPool, textSize } from '../evaluation/cost.js'
+import { type Guards, guardsForTask } from '../evaluation/guard-scorer.js'
 import { evaluablePolicy, uncheckedDraft } from '../evaluation/policy-for-evaluation.js'
 import type { EvaluationPool } from '../evaluation/pool.js'
 import type { RuleChecks } from '../evaluation/rule-checks.js'
@@ -171,6 +172,8 @@ export class PolicyTestsService {
       store: Store
       clock: Clock
       judge: Judge | null
+      /** The guard detectors configured; none: null. */
+      guards?: Guards | null
       classifiers: Classifiers
       /** Where a case estimated at `poolMinMs` or more is evaluated (as an evaluation would be); none: every case on the event loop. */
       pool?: EvaluationPool | null
@@ -391,6 +394,7 @@ export class PolicyTestsService {
     signal?: AbortSignal,
   ): Promise<PolicyTestResult[]> {
     const { judge, pool } = this.deps
+    await this.deps.guards?.prepare(workspaceId)
     const compiled =
       cases.length === 0 || (pool && compileMs(policy.rules) >= COMPILE_BUDGET_MS)
         ? null
@@ -422,6 +426,7 @@ export class PolicyTestsService {
                 policies: [{ key, policy }],
                 conversation,
                 judge: judge !== null,
+                guards: guardsForTask(this.deps.guards ?? null, workspaceId),
                 timed: false,
                 redact: false,
                 logRedacted: false,
@@ -431,6 +436,7 @@ export class PolicyTestsService {
             .then((result) => result.outcome)
         : evaluate([compiled as CompiledPolicy], conversation, {
             judge,
+            guards: this.deps.guards ?? null,
             workspace: workspaceId,
             ...(signal ? { signal } : {}),
           })

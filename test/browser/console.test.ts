@@ -481,6 +481,8 @@ describe.skipIf(!haveChromium)('the web console, in Chromium', () => {
     expect(await page.getByLabel('Rule 0 detector').inputValue()).toBe('model')
     expect(await page.getByLabel('Rule 1 detector').inputValue()).toBe('')
     expect(await page.getByLabel('Rule 2 detector').count()).toBe(0)
+    // The form says what an unset detector means on this server (GET /v1/detectors): no judge here.
+    await page.getByText('Unset: the offline model (this server has no judge configured).').first().waitFor()
 
     // Saving another field sends the detector back as it was.
     await page.getByLabel('Definition').fill('Screens what users send.')

@@ -2,7 +2,6 @@ import {
   piiKindValues,
   policyModeValues,
   policyOnErrorValues,
-  policyRuleDetectorValues,
   policyRuleExpectedValues,
   policyRuleTypeValues,
   policyTargetValues,
@@ -10,6 +9,7 @@ import {
 } from '@warden/client'
 import type { FieldError, RuleType, Target } from '../api'
 import { CheckboxGroup, Field } from '../components'
+import { detectorsFor, unsetMeans, useDetectors } from './detectors'
 import { type PolicyDraft, RULE_FIELDS, type RuleDraft, ruleDraft } from './policy-form'
 
 /**
@@ -189,6 +189,13 @@ function RuleFields(props: {
 }) {
   const { rule, prefix, errors, index } = props
   const fields = RULE_FIELDS[rule.type]
+  const detectors = useDetectors()
+  // What the server offers this type, and the rule's own value even when it no longer does.
+  const offered = detectorsFor(detectors, rule.type)
+  const choices =
+    rule.detector === '' || offered.some((d) => d.name === rule.detector)
+      ? offered
+      : [...offered, unlisted(rule.detector, rule.type)]
   // Rules are numbered as the API numbers them: from 0, as in /rules/0 and a result's index.
   const n = index
   const unplaced = errors.filter(
@@ -313,18 +320,26 @@ function RuleFields(props: {
             label={`Rule ${n} detector`}
             pointer={`${prefix}/detector`}
             errors={errors}
-            hint="Unset: the judge when one is configured, else the model."
+            hint={unsetMeans(detectors, rule.type)}
           >
             {(c) => (
               <select
                 {...c}
                 value={rule.detector}
-                onChange={(e) => props.onChange({ detector: e.currentTarget.value as RuleDraft['detector'] })}
+                onChange={(e) => props.onChange({ detector: e.currentTarget.value })}
               >
-                <option value="">unset</option>
-                {policyRuleDetectorValues.map((value) => (
-                  <option key={value} value={value}>
-                    {value}
+                <option value="">
+                  {rule.type === 'custom'
+                    ? 'unset (judge)'
+                    : `unset (${detectors?.default ?? 'server default'})`}
+                </option>
+                {choices.map((d) => (
+                  <option key={d.name} value={d.name}>
+                    {d.kind === 'guard'
+                      ? `${d.name} (guard, ${d.format})`
+                      : d.configured
+                        ? d.name
+                        : `${d.name} (not configured)`}
                   </option>
                 ))}
               </select>
@@ -363,4 +378,17 @@ function RuleFields(props: {
       )}
     </>
   )
+}
+
+/** A detector the rule names that the server does not list (yet, or any more): shown as it is. */
+function unlisted(name: string, type: RuleType) {
+  const builtIn = name === 'model' || name === 'judge'
+  return {
+    name,
+    kind: builtIn ? (name as 'model' | 'judge') : ('guard' as const),
+    configured: builtIn,
+    format: builtIn ? null : 'not available here',
+    rule_types: [type],
+    cascade: null,
+  }
 }

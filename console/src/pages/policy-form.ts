@@ -17,8 +17,8 @@ export interface RuleDraft {
   selected: string[]
   /** keywords: one phrase a line. */
   phrases: string
-  /** toxicity and prompt_injection: what scores the rule; empty leaves it unset. */
-  detector: NonNullable<PolicyRule['detector']> | ''
+  /** toxicity, prompt_injection and custom: what scores the rule (model, judge or a guard detector); empty leaves it unset. */
+  detector: string
   /** The rule as loaded, so fields this type does not use are sent back as they were. */
   original: PolicyRule | null
 }
@@ -47,7 +47,7 @@ export const RULE_FIELDS: Record<
     value?: string
     threshold?: string
     flagged?: 'pii' | 'toxicity' | 'phrases'
-    /** The rule may name what scores it: the offline model or the judge. */
+    /** The rule may name what scores it: the offline model, the judge or a guard detector. */
     detector?: true
     about: string
   }
@@ -109,6 +109,8 @@ function ruleBody(rule: RuleDraft): RuleBody {
     flagged,
     // Sent only when set, as the API returns it: other rule types refuse the field.
     ...(fields.detector && rule.detector !== '' ? { detector: rule.detector } : {}),
+    // A cascade (set through the API) is kept while the rule names the same guard.
+    ...(kept?.cascade && fields.detector && rule.detector === kept.detector ? { cascade: kept.cascade } : {}),
   }
 }
 

@@ -8,6 +8,7 @@ export const factualityRule: RuleTypeModule = {
   type: 'factuality',
   scoring: 'higher-is-better',
   detectorChoice: false,
+  guardChoice: false,
   redacts: false,
   form: {
     threshold: 'Minimum support score (default 0.5)',

@@ -14,6 +14,7 @@ export const keywordsRule: RuleTypeModule = {
   type: 'keywords',
   scoring: null,
   detectorChoice: false,
+  guardChoice: false,
   redacts: true,
   form: { flagged: 'phrases', about: 'Passes when none of the phrases occurs (whole words, any case).' },
   validate(rule, { at }) {

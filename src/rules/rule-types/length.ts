@@ -18,6 +18,7 @@ export const lengthRule: RuleTypeModule = {
   type: 'length',
   scoring: null,
   detectorChoice: false,
+  guardChoice: false,
   redacts: false,
   form: { value: 'Maximum length (characters)', about: 'Passes when the text is at most this long.' },
   validate(rule, { at }) {

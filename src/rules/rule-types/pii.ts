@@ -10,6 +10,7 @@ export const piiRule: RuleTypeModule = {
   type: 'pii',
   scoring: null,
   detectorChoice: false,
+  guardChoice: false,
   redacts: true,
   form: { flagged: 'pii', about: 'Passes when none of the chosen kinds of personal data occurs.' },
   validate(rule, { at }) {

@@ -1,12 +1,13 @@
 import { injectionScorer } from '../detectors/classifier/scorers.js'
 import { noRequirements, type RuleTypeModule, warmUpRule } from './rule-type.js'
-import { judgeScores, scoredText } from './scored-text.js'
+import { guardMessages, guardName, judgeScores, scoredText } from './scored-text.js'
 
-/** prompt_injection: the offline model or the judge (the rule's `detector`). */
+/** prompt_injection: the offline model, the judge or a guard detector (the rule's `detector`). */
 export const promptInjectionRule: RuleTypeModule = {
   type: 'prompt_injection',
   scoring: 'lower-is-better',
   detectorChoice: true,
+  guardChoice: true,
   redacts: false,
   form: {
     threshold: 'Maximum injection score (default 0.5)',
@@ -14,16 +15,24 @@ export const promptInjectionRule: RuleTypeModule = {
   },
   validate: noRequirements,
   compile(rule, { classifiers }) {
-    return scoredText(rule.detector, injectionScorer(classifiers.prompt_injection), (text) => ({
-      type: 'prompt_injection',
-      text: text.text,
-    }))
+    return scoredText({
+      detector: rule.detector,
+      cascade: rule.cascade ?? null,
+      model: injectionScorer(classifiers.prompt_injection),
+      question: (text) => ({ type: 'prompt_injection', text: text.text }),
+      guardRequest: (text, conversation) => ({
+        ruleType: 'prompt_injection',
+        messages: guardMessages(text, conversation),
+      }),
+    })
   },
   cost: {
     // 80 ns a character; U+FDFA, which folds to 18 characters, 1,250 ns a UTF-8 byte beyond the first.
     nsPerCharacter: 100,
     nsPerWideByte: 1_250,
-    external: (rule, judge) => judgeScores(rule.detector, judge),
+    // A guard without a cascade decides alone; with one, the model scores every text first.
+    external: (rule, judge) =>
+      judgeScores(rule.detector, judge) || (guardName(rule.detector) !== null && !rule.cascade),
   },
   warmUp: warmUpRule('prompt_injection'),
 }

@@ -42,6 +42,7 @@ export const regexRule: RuleTypeModule = {
   type: 'regex',
   scoring: null,
   detectorChoice: false,
+  guardChoice: false,
   redacts: true,
   form: { value: 'Pattern (RE2)', about: 'Passes when the pattern matches nowhere.' },
   validate(rule, { at, patterns }) {

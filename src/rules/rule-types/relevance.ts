@@ -8,6 +8,7 @@ export const relevanceRule: RuleTypeModule = {
   type: 'relevance',
   scoring: 'higher-is-better',
   detectorChoice: false,
+  guardChoice: false,
   redacts: false,
   form: {
     threshold: 'Minimum relevance score (default 0.5)',

@@ -1,4 +1,6 @@
 import type { FieldError } from '../../errors.js'
+import type { Band } from '../../guards/config.js'
+import type { GuardRequest } from '../../guards/verdict.js'
 import type { JudgeQuestion } from '../../judge/judge.js'
 import type { PolicyRule, RuleType } from '../../schemas/policies.js'
 import type { Conversation, Target } from '../conversation.js'
@@ -24,6 +26,8 @@ export interface RuleTypeModule {
   readonly scoring: 'higher-is-better' | 'lower-is-better' | null
   /** Whether a rule of this type may name what scores it (`detector`: the offline model or the judge). */
   readonly detectorChoice: boolean
+  /** Whether a rule of this type may name a guard detector the operator configured (`detector`: its name; docs/guards.md). */
+  readonly guardChoice: boolean
   /** Whether its findings are entities that `redacted` replaces (pii, keywords, regex). */
   readonly redacts: boolean
   /** The console's form for a rule of this type, published as the OpenAPI document's `x-rule-types`. */
@@ -107,6 +111,12 @@ export interface RuleInput {
 /** The external scorers configured: a rule that asks one that is not ends as an `error`. */
 export interface Scorers {
   judge: boolean
+  /**
+   * The guard detectors the evaluation's workspace may use, by name, each with the cascade band
+   * its configuration sets (GUARD_<NAME>_CASCADE; null: none). A guard not here is not
+   * configured, or not granted to the workspace.
+   */
+  guards: ReadonlyMap<string, { cascade: Band | null }>
 }
 
 /**
@@ -124,19 +134,51 @@ export interface RuleVerdict {
   /** The judge's one-line reason, why a rule was skipped or errored, or what weighed most in a model's score. */
   reason: string | null
   findings: Finding[]
+  /** The guard detector the rule names, when it names one. */
+  detector?: string
+  /** What the rule's cascade did, when it has one. */
+  cascade?: CascadeReport
+}
+
+/**
+ * A cascade's part of a rule's result: its band, the offline model's worst score, and how many
+ * texts were inside the band and so asked of the guard (0: the model answered alone).
+ */
+export interface CascadeReport {
+  low: number
+  high: number
+  model_score: number
+  escalated: number
 }
 
 export interface RuleQuestions {
   ask: readonly ExternalQuestion[]
   method: RuleMethod
+  /** The guard detector asked, when it is one. */
+  detector?: string
+  /**
+   * Texts decided already (a cascade's texts the offline model was sure of): their worst score
+   * counts with the answers', and their findings are the rule's.
+   */
+  known?: { score: number; reason: string | null; findings: Finding[] }
+  cascade?: CascadeReport
 }
 
 /**
- * A question for a scorer outside the evaluation: the judge today (src/judge/). A new scorer (a
- * guard model behind an endpoint, say) is a new variant here, answered where `evaluate.ts` asks
- * (`askAll`) and in the evaluation pool's worker, which forwards questions to the main thread.
+ * A question for a scorer outside the evaluation: the judge (src/judge/) or a guard detector
+ * (src/guards/), answered where `evaluate.ts` asks and, from the evaluation pool's worker,
+ * forwarded to the main thread.
  */
-export type ExternalQuestion = { scorer: 'judge'; question: JudgeQuestion }
+export type ExternalQuestion =
+  | { scorer: 'judge'; question: JudgeQuestion }
+  | {
+      scorer: 'guard'
+      /** The guard detector's name. */
+      detector: string
+      request: GuardRequest
+      /** Asked because a cascade's offline model was unsure (counted as an escalation). */
+      escalated: boolean
+    }
 
 /**
  * How much of a streamed reply a rule expected to pass holds back (docs/chat-completions.md):
@@ -172,7 +214,7 @@ export interface RuleCost {
 }
 
 /** A rule as the cost estimate reads it. */
-export type CostedRule = Pick<PolicyRule, 'type' | 'detector' | 'value' | 'flagged'>
+export type CostedRule = Pick<PolicyRule, 'type' | 'detector' | 'value' | 'flagged' | 'cascade'>
 
 /** A rule that cannot be evaluated as stored (validation should have refused it): always an `error`. */
 export function broken(reason: string, method: RuleMethod = 'detector'): CompiledRuleType {

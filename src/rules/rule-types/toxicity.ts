@@ -1,16 +1,17 @@
 import { toxicityScorer } from '../detectors/classifier/scorers.js'
-import { TOXICITY_CATEGORIES, toxicityHeuristic } from '../detectors/index.js'
+import { TOXICITY_CATEGORIES, type ToxicityCategory, toxicityHeuristic } from '../detectors/index.js'
 import { noRequirements, type RuleTypeModule, warmUpRule } from './rule-type.js'
-import { judgeScores, scoredText } from './scored-text.js'
+import { guardMessages, guardName, judgeScores, scoredText } from './scored-text.js'
 
 /**
- * toxicity: the offline model or the judge (the rule's `detector`); with `flagged`, the
- * categories judged, those the model has no head for scored by the lexicon.
+ * toxicity: the offline model, the judge or a guard detector (the rule's `detector`); with
+ * `flagged`, the categories judged, those the model has no head for scored by the lexicon.
  */
 export const toxicityRule: RuleTypeModule = {
   type: 'toxicity',
   scoring: 'lower-is-better',
   detectorChoice: true,
+  guardChoice: true,
   redacts: false,
   form: {
     threshold: 'Maximum toxicity score (default 0.5)',
@@ -23,18 +24,30 @@ export const toxicityRule: RuleTypeModule = {
     const heads = new Set(classifier.model.heads.map((h) => h.name))
     const unmodelled = rule.flagged?.filter((c) => !heads.has(c)) ?? []
     const categories = rule.flagged ?? TOXICITY_CATEGORIES
-    return scoredText(
-      rule.detector,
-      toxicityScorer(classifier, rule.flagged, unmodelled.length > 0 ? toxicityHeuristic(unmodelled) : null),
-      (text) => ({ type: 'toxicity', text: text.text, categories }),
-    )
+    return scoredText({
+      detector: rule.detector,
+      cascade: rule.cascade ?? null,
+      model: toxicityScorer(
+        classifier,
+        rule.flagged,
+        unmodelled.length > 0 ? toxicityHeuristic(unmodelled) : null,
+      ),
+      question: (text) => ({ type: 'toxicity', text: text.text, categories }),
+      guardRequest: (text, conversation) => ({
+        ruleType: 'toxicity',
+        messages: guardMessages(text, conversation),
+        categories: (rule.flagged as ToxicityCategory[] | null) ?? null,
+      }),
+    })
   },
   cost: {
     // Every category asked for: 180 ns a character (without categories 28 ns); U+FDFA, which
     // folds to 18 characters, costs 1,250 ns a UTF-8 byte beyond the first.
     nsPerCharacter: 200,
     nsPerWideByte: 1_250,
-    external: (rule, judge) => judgeScores(rule.detector, judge),
+    // A guard without a cascade decides alone; with one, the model scores every text first.
+    external: (rule, judge) =>
+      judgeScores(rule.detector, judge) || (guardName(rule.detector) !== null && !rule.cascade),
   },
   warmUp: warmUpRule('toxicity'),
 }

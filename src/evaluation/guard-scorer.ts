@@ -1,0 +1,83 @@
+/**
+ * The guard detectors as evaluation asks them (`GuardScorer`, src/rules/evaluate.ts): one client
+ * per configured guard (src/guards/client.ts), the workspace grants applied
+ * (GUARD_<NAME>_WORKSPACES), escalations and calls counted.
+ */
+import { LRUCache } from 'lru-cache'
+import type { WorkspaceGrant } from '../config.js'
+import { createGuardClient, type GuardCallReport, type GuardClient } from '../guards/client.js'
+import type { Band, GuardConfig, GuardDirectory } from '../guards/config.js'
+import type { GuardReply, GuardScorer } from '../rules/evaluate.js'
+
+export interface GuardScorerOptions {
+  /**
+   * Whether a workspace (by id) is one a grant names (by workspace name): the store knows the
+   * name. Without it, only guards granted to every workspace are available.
+   */
+  allows?: (grant: WorkspaceGrant, workspaceId: string) => Promise<boolean>
+  /** Told of every question's outcome (metrics). */
+  onCall?: (call: GuardCallReport) => void
+  /** Told of every text a cascade sent to a guard (metrics). */
+  onEscalation?: (detector: string, ruleType: string) => void
+}
+
+type Available = ReadonlyMap<string, { cascade: Band | null }>
+
+/** The guards and what evaluation and validation ask of them. */
+export interface Guards extends GuardScorer {
+  readonly directory: GuardDirectory
+  /**
+   * Reads which guards the workspace is granted (its name from the store, once): call before
+   * `available`, `granted` or `ask` for a workspace, which read what this found.
+   */
+  prepare(workspaceId: string): Promise<void>
+  /** Whether the workspace may use the guard (after `prepare`). */
+  granted(name: string, workspaceId: string): boolean
+}
+
+/** The guards of `directory`; null when none is configured. */
+export function createGuards(directory: GuardDirectory, options: GuardScorerOptions = {}): Guards | null {
+  if (directory.all.length === 0) return null
+  const clients = new Map<string, GuardClient>()
+  for (const config of directory.all)
+    clients.set(config.name, createGuardClient(config, options.onCall ? { onCall: options.onCall } : {}))
+  const global = directory.all.filter((g) => g.workspaces === null)
+  const restricted = directory.all.filter((g) => g.workspaces !== null)
+  const everywhere = availableTo(global)
+  // The guards each workspace may use, by workspace id: grants never change while the process runs.
+  const byWorkspace = new LRUCache<string, Available>({ max: 10_000 })
+  const available = (workspaceId: string): Available =>
+    restricted.length === 0 ? everywhere : (byWorkspace.get(workspaceId) ?? everywhere)
+  return {
+    directory,
+    async prepare(workspaceId) {
+      if (restricted.length === 0 || byWorkspace.has(workspaceId)) return
+      const allows = options.allows
+      const granted: GuardConfig[] = [...global]
+      if (allows)
+        for (const guard of restricted) if (await allows(guard.workspaces, workspaceId)) granted.push(guard)
+      byWorkspace.set(workspaceId, availableTo(granted))
+    },
+    available,
+    granted: (name, workspaceId) => available(workspaceId).has(name),
+    async ask(question, workspaceId, signal): Promise<GuardReply> {
+      const client = clients.get(question.detector)
+      // Checked when the rule was written; the configuration may have changed since.
+      if (!client || !available(workspaceId).has(question.detector))
+        return { error: `guard ${question.detector} is not configured for this workspace` }
+      if (question.escalated) options.onEscalation?.(question.detector, question.request.ruleType)
+      const outcome = await client.check({ ...question.request, workspace: workspaceId }, signal)
+      return outcome.ok ? { verdict: outcome.verdict } : { error: outcome.error.detail }
+    },
+  }
+}
+
+function availableTo(guards: readonly GuardConfig[]): Available {
+  return new Map(guards.map((g) => [g.name, { cascade: g.cascade }]))
+}
+
+/** What a pooled task carries of the guards a workspace may use (PoolTask.guards), after `prepare`. */
+export function guardsForTask(guards: GuardScorer | null, workspaceId: string): [string, Band | null][] {
+  if (guards === null) return []
+  return [...guards.available(workspaceId)].map(([name, { cascade }]) => [name, cascade])
+}
