@@ -150,8 +150,10 @@ describe('each format over HTTP', () => {
 })
 
 describe('failures are outcomes, never rejections', () => {
-  const llama = () =>
-    guard('lg', { FORMAT: 'llama-guard', BASE_URL: chat.baseUrl, MODEL: 'lg', API_KEY, TIMEOUT_MS: '200' })
+  // A guard that answers is given all the time a busy machine may need; only the test of a guard
+  // that never answers uses a short timeout, and waits for it to fire.
+  const llama = (timeout = '600000') =>
+    guard('lg', { FORMAT: 'llama-guard', BASE_URL: chat.baseUrl, MODEL: 'lg', API_KEY, TIMEOUT_MS: timeout })
 
   it('an HTTP error status is an http error, without the body or the key', async () => {
     const calls: GuardCallReport[] = []
@@ -198,7 +200,7 @@ describe('failures are outcomes, never rejections', () => {
   })
 
   it('a guard that hangs is a timeout after TIMEOUT_MS, and its connection is closed', async () => {
-    const client = createGuardClient(llama())
+    const client = createGuardClient(llama('200'))
     chat.script({ hang: true })
     const hungUp = chat.nextHangUp()
     const outcome = await client.check(ask('x'))
