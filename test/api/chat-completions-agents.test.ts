@@ -106,7 +106,7 @@ describe.each(STORE_KINDS)('guarded chat completions of an agent (%s)', (kind) =
 
   beforeAll(async () => {
     double = await startUpstreamDouble()
-    t = await createTestApp(kind, { PROVIDER_DOUBLE_BASE_URL: double.baseUrl, PROVIDER_TIMEOUT_MS: '2000' })
+    t = await createTestApp(kind, { PROVIDER_DOUBLE_BASE_URL: double.baseUrl })
     await t.app.listen({ port: 0, host: '127.0.0.1' })
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`
     const create = async (url: string, payload: object) => {
