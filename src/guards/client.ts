@@ -8,9 +8,9 @@
 import { createHash } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
 import { postJson, readBody } from '../net/outbound.js'
+import { WorkspaceSlots } from '../workspace-slots.js'
 import { formatOptions, type GuardConfig } from './config.js'
 import { FORMATS, type GuardCall, type GuardFormatName } from './formats/index.js'
-import { WorkspaceSlots } from './slots.js'
 import {
   GuardAnswerError,
   type GuardRequest,

@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
-import { FairQueue } from '../fair-queue.js'
 import { postJson, readBody } from '../net/outbound.js'
 import { modelCallSpan, recordUsage } from '../telemetry/index.js'
+import { WorkspaceSlots } from '../workspace-slots.js'
 import {
   type Judge,
   JudgeError,
@@ -45,73 +45,6 @@ const CACHE_TTL_MS = 10 * 60_000
 /** The most of a judge's answer read: a score and a reason are a few hundred bytes. */
 const MAX_ANSWER_BYTES = 1024 * 1024
 
-/**
- * The judge's call slots, shared fairly by workspaces: at most `slots` calls in flight, at most
- * `perWorkspace` of them one workspace's; those waiting are served a workspace at a time in turn
- * (FairQueue). A workspace whose calls hang therefore holds at most its share, and another
- * workspace's call takes a free slot at once.
- */
-class FairSlots {
-  #free: number
-  readonly #held = new Map<string, number>()
-  readonly #waiting = new FairQueue<() => void>()
-
-  constructor(
-    slots: number,
-    private readonly perWorkspace: number,
-  ) {
-    this.#free = slots
-  }
-
-  /** Resolves once the workspace holds a slot; rejects when `signal` aborts first. */
-  acquire(workspace: string, signal: AbortSignal): Promise<void> {
-    if (signal.aborted) return Promise.reject(signal.reason)
-    if (this.#free > 0 && this.#waiting.size === 0 && this.#under(workspace)) {
-      this.#take(workspace)
-      return Promise.resolve()
-    }
-    return new Promise((resolve, reject) => {
-      const grant = () => {
-        signal.removeEventListener('abort', leave)
-        resolve()
-      }
-      const leave = () => {
-        this.#waiting.remove(workspace, grant)
-        reject(signal.reason)
-      }
-      signal.addEventListener('abort', leave, { once: true })
-      this.#waiting.push(workspace, grant)
-      this.#grant()
-    })
-  }
-
-  release(workspace: string): void {
-    this.#free++
-    const held = (this.#held.get(workspace) ?? 1) - 1
-    if (held === 0) this.#held.delete(workspace)
-    else this.#held.set(workspace, held)
-    this.#grant()
-  }
-
-  #under(workspace: string): boolean {
-    return (this.#held.get(workspace) ?? 0) < this.perWorkspace
-  }
-
-  #take(workspace: string): void {
-    this.#free--
-    this.#held.set(workspace, (this.#held.get(workspace) ?? 0) + 1)
-  }
-
-  #grant(): void {
-    while (this.#free > 0) {
-      const next = this.#waiting.shift((workspace) => this.#under(workspace))
-      if (next === undefined) return
-      this.#take(next.tenant)
-      next.item()
-    }
-  }
-}
-
 /** A call under way, shared by every caller asking the same question meanwhile. */
 interface Flight {
   promise: Promise<JudgeScore>
@@ -139,7 +72,7 @@ export function createOpenAiJudge(options: OpenAiJudgeOptions): Judge {
   const { model, apiKey, timeoutMs } = options
   const url = new URL(`${options.baseUrl.replace(/\/+$/, '')}/chat/completions`)
   const maxConcurrency = Math.max(1, Math.floor(options.maxConcurrency))
-  const slots = new FairSlots(maxConcurrency, Math.max(1, Math.floor(maxConcurrency / 2)))
+  const slots = new WorkspaceSlots(maxConcurrency, Math.max(1, Math.floor(maxConcurrency / 2)))
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' }
   if (apiKey) headers.authorization = `Bearer ${apiKey}`
   const now = options.now

@@ -1,7 +1,7 @@
-import { FairQueue } from '../fair-queue.js'
+import { FairQueue } from './fair-queue.js'
 
 /**
- * A guard's call slots, shared fairly by workspaces, as the judge's are: at most `slots` calls
+ * Call slots shared fairly by workspaces (the judge's and each guard's): at most `slots` calls
  * in flight, at most `perWorkspace` of them one workspace's; those waiting are served a
  * workspace at a time in turn (FairQueue). A workspace whose calls hang holds at most its share,
  * and another workspace's call takes a free slot at once.
