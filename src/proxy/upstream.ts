@@ -9,12 +9,11 @@
  * messages. A body that cannot be serialised is never sent, and is Warden's own failure (500
  * internal_error), not the network's.
  */
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http'
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https'
+import type { IncomingMessage } from 'node:http'
 import { createParser } from 'eventsource-parser'
 import type { ProviderUpstream } from '../config.js'
 import { AppError } from '../errors.js'
-import { postJson, readBody } from '../net/outbound.js'
+import { letGo, postJson, readBody } from '../net/outbound.js'
 import { MAX_NESTING_DEPTH, tooDeep } from '../schemas/nesting.js'
 import { isChunk, isCompletion, type StreamChunk, streamReplies } from './completions.js'
 import { exactScrubber, type Scrubber, secretScrubber } from './secrets.js'
@@ -150,7 +149,8 @@ export async function* streamUpstream(call: Omit<UpstreamCall, 'stream'>): Async
         throw nonsense(`answered ${type || 'no content type'} to a streamed request`)
       const events = new EventReader(scrub, exactScrubber(upstream.apiKey))
       let any = false
-      for await (const part of response as AsyncIterable<Uint8Array>) {
+      // Not destroyed when the caller returns early: `letGo` below decides what becomes of it.
+      for await (const part of response.iterator({ destroyOnReturn: false }) as AsyncIterable<Uint8Array>) {
         const chunks = events.feed(part)
         if (chunks.length === 0) continue
         stopClock()
@@ -171,8 +171,9 @@ export async function* streamUpstream(call: Omit<UpstreamCall, 'stream'>): Async
       response.destroy()
       throw failure(error, 'The connection to the model provider broke')
     } finally {
-      // Returned early: stop reading, and let the provider know.
-      if (!response.complete) response.destroy()
+      // Returned early: a reply still arriving is abandoned (the provider sees the connection
+      // close); one that arrived whole is drained, its connection back in the pool.
+      letGo(response)
     }
   } finally {
     stopClock()

@@ -19,8 +19,14 @@ export type Script =
   | { json: unknown; status?: number }
   /** Any body with any status and content type. */
   | { raw: string; status?: number; contentType?: string }
-  /** Server-sent events, one `data:` per chunk, then `data: [DONE]` unless `done: false`; `hang` keeps the stream open after them. */
-  | { chunks: unknown[]; done?: boolean; hang?: boolean; gapMs?: number }
+  /**
+   * Server-sent events, one `data:` per chunk, then `data: [DONE]` unless `done: false`; `hang`
+   * keeps the stream open after them. `endTogether`: the last that many chunks, the [DONE] and the
+   * end of the response leave in one write (as a provider flushing its tail does).
+   */
+  | { chunks: unknown[]; done?: boolean; hang?: boolean; gapMs?: number; endTogether?: number }
+  /** A stream's bytes as given, written in pieces cut at these offsets, the last piece ending the response. */
+  | { sse: string; cuts: number[] }
   /** Never answers. */
   | { hang: true }
 
@@ -151,7 +157,23 @@ export async function startUpstreamDouble(): Promise<UpstreamDouble> {
     })
   })
 
+  async function writeInPieces(res: ServerResponse, script: { sse: string; cuts: number[] }) {
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' })
+    const bytes = Buffer.from(script.sse)
+    const cuts = [...new Set(script.cuts)].filter((c) => c > 0 && c < bytes.length).sort((a, b) => a - b)
+    let from = 0
+    for (const cut of cuts) {
+      if (res.destroyed) return
+      res.write(bytes.subarray(from, cut))
+      from = cut
+      // Each piece its own packet: the reader sees the writes apart.
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    if (!res.destroyed) res.end(bytes.subarray(from))
+  }
+
   async function answer(res: ServerResponse, script: Script) {
+    if ('sse' in script) return writeInPieces(res, script)
     if ('hang' in script && !('chunks' in script)) return
     if ('json' in script) {
       res
@@ -166,14 +188,24 @@ export async function startUpstreamDouble(): Promise<UpstreamDouble> {
       return
     }
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' })
-    for (const chunk of script.chunks) {
+    const together = script.hang ? 0 : Math.min(script.endTogether ?? 0, script.chunks.length)
+    const apart = script.chunks.slice(0, script.chunks.length - together)
+    for (const chunk of apart) {
       if (res.destroyed) return
       res.write(`data: ${JSON.stringify(chunk)}\n\n`)
       if (script.gapMs) await new Promise((resolve) => setTimeout(resolve, script.gapMs))
     }
     if (script.hang) return
-    if (script.done !== false) res.write('data: [DONE]\n\n')
-    res.end()
+    let tail = script.chunks
+      .slice(apart.length)
+      .map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`)
+      .join('')
+    if (script.done !== false) tail += 'data: [DONE]\n\n'
+    if (res.destroyed) return
+    if (script.endTogether === undefined) {
+      if (tail !== '') res.write(tail)
+      res.end()
+    } else res.end(tail)
   }
 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
