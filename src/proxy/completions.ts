@@ -377,15 +377,16 @@ export function withToolCalls(delta: Json, pieces: readonly Json[]): Json {
   return pieces.length === 0 ? rest : { ...rest, tool_calls: pieces }
 }
 
-/** A chunk of its own for tool-call arguments released between the upstream's chunks, by call index. */
-export function releasedToolCallsChunk(envelope: Json, releases: ReadonlyMap<number, string>): Json {
-  const tool_calls = [...releases]
+/** Streamed calls as one delta's tool_calls, each whole: its index, id, type, name and all its arguments. */
+export function wholeToolCalls(calls: ReadonlyMap<number, StreamedCall>): Json[] {
+  return [...calls]
     .sort(([a], [b]) => a - b)
-    .map(([index, text]) => ({ index, function: { arguments: text } }))
-  return {
-    ...envelope,
-    choices: [{ index: 0, delta: { tool_calls }, logprobs: null, finish_reason: null }],
-  }
+    .map(([index, call]) => ({
+      index,
+      ...(call.id !== undefined ? { id: call.id } : {}),
+      type: call.type ?? 'function',
+      function: { ...(call.name !== undefined ? { name: call.name } : {}), arguments: call.arguments },
+    }))
 }
 
 /** A chunk of its own for text released between the upstream's chunks, under the stream's `envelope` (id, created, model). */

@@ -382,64 +382,41 @@ export class StreamRelease {
 }
 
 /**
- * The release decision for the arguments of a reply's tool calls (docs/agents.md): each call's
- * arguments are read as they grow, as the text of a tool call (kind `arguments`) by the detector
- * rules, and released once none can still flag them, like the reply's content. When scored rules
- * read the reply (`holdAll`), no argument is released before the whole reply passed: the
- * evaluation of the whole reply judges them, and `end` releases the rest. Pure: no I/O.
+ * The watch over a streamed reply's tool calls (docs/agents.md): nothing of a call is released
+ * while the reply streams (an agent must never receive half a call it would try to run); the
+ * evaluation of the whole reply judges every call, and the relay sends each whole once it passed.
+ * Meanwhile each call's arguments are read as they grow by the detector rules, as the text of
+ * that call (kind `arguments`), so that a call that can only fail stops the stream at once
+ * instead of at the reply's end. Pure: no I/O.
  */
-export class ToolCallRelease {
-  private readonly calls = new Map<number, { engine: ReleaseEngine; sent: number }>()
+export class ToolCallWatch {
+  private readonly calls = new Map<number, ReleaseEngine>()
 
-  constructor(
-    private readonly detectors: readonly StreamDetector[],
-    private readonly holdAll: boolean,
-  ) {}
+  constructor(private readonly detectors: readonly StreamDetector[]) {}
 
-  /** Adds a piece of call `call`'s arguments: what can now be released of them, or a violation. */
-  push(call: number, piece: string): ReleaseStep {
-    const state = this.callState(call)
-    const step = state.engine.push(piece)
-    return this.sent(state, step)
+  /** Adds a piece of call `call`'s arguments: whether a detector now finds a violation in them. */
+  push(call: number, piece: string): boolean {
+    return this.engineOf(call).push(piece).violation
   }
 
-  /**
-   * The reply is complete: the rest of each call's arguments to release, by call, or a detector's
-   * violation in one of them.
-   */
-  end(): { releases: Map<number, string>; violation: boolean } {
-    const releases = new Map<number, string>()
-    for (const [call, state] of this.calls) {
-      const step = this.sent(state, state.engine.end())
-      if (step.violation) return { releases: new Map(), violation: true }
-      const rest = this.holdAll ? state.engine.received.slice(state.sent) : step.release
-      if (this.holdAll) state.sent = state.engine.received.length
-      if (rest !== '') releases.set(call, rest)
+  /** The reply is complete: whether a detector finds a violation in any call's whole arguments. */
+  end(): boolean {
+    for (const engine of this.calls.values()) if (engine.end().violation) return true
+    return false
+  }
+
+  private engineOf(call: number): ReleaseEngine {
+    let engine = this.calls.get(call)
+    if (!engine) {
+      engine = new ReleaseEngine(this.detectors, null, {
+        source: 'messages',
+        index: 0,
+        role: 'assistant',
+        kind: 'arguments',
+        tool_call: call,
+      })
+      this.calls.set(call, engine)
     }
-    return { releases, violation: false }
-  }
-
-  private callState(call: number): { engine: ReleaseEngine; sent: number } {
-    let state = this.calls.get(call)
-    if (!state) {
-      state = {
-        engine: new ReleaseEngine(this.detectors, null, {
-          source: 'messages',
-          index: 0,
-          role: 'assistant',
-          kind: 'arguments',
-          tool_call: call,
-        }),
-        sent: 0,
-      }
-      this.calls.set(call, state)
-    }
-    return state
-  }
-
-  private sent(state: { sent: number }, step: ReleaseStep): ReleaseStep {
-    if (step.violation || this.holdAll) return { release: '', violation: step.violation }
-    state.sent += step.release.length
-    return step
+    return engine
   }
 }

@@ -67,7 +67,7 @@ export const ChatCompletionRequestSchema = Type.Object(
     ),
     stream: optionalNullable(
       Type.Boolean(),
-      'true: the answer is a stream of server-sent events in OpenAI’s chunk format, its text and tool-call arguments released as the reply grows once no enforced output rule can still flag them (X-Warden-Stream: buffered: sent once the whole reply passed); the last chunk carries `warden`.',
+      'true: the answer is a stream of server-sent events in OpenAI’s chunk format, its text released as the reply grows once no enforced output rule can still flag it, and each tool call sent whole once the whole reply passed (X-Warden-Stream: buffered: everything sent once the whole reply passed); the last chunk carries `warden`.',
       false,
     ),
     stream_options: optionalNullable(

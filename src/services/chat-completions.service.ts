@@ -25,7 +25,7 @@ import {
   type StreamDetector,
   StreamRelease,
   streamPlan,
-  ToolCallRelease,
+  ToolCallWatch,
 } from '../rules/stream.js'
 import type { Application } from '../schemas/applications.js'
 import type { ChatCompletionRequest, WardenOutcome } from '../schemas/chat-completions.js'
@@ -298,8 +298,7 @@ export class ChatCompletionsService {
       {
         inputDecided,
         release,
-        // Scored rules judge arguments only in the whole reply: then none is released before it passed.
-        toolCalls: new ToolCallRelease(plan.detectors, plan.scored.length > 0),
+        toolCalls: new ToolCallWatch(plan.detectors),
         guarding: guardsReply(inputDecided.policies.policies.map((p) => p.policy)),
         halt,
         evaluateOutput: (reply) =>

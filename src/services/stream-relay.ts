@@ -8,18 +8,18 @@ import {
   type ReplyOfChoice,
   relayedFields,
   releasedChunk,
-  releasedToolCallsChunk,
   SSE_DONE,
   type StreamChunk,
   type StreamedCall,
   sseEvent,
   streamedToolCalls,
   type TextField,
+  wholeToolCalls,
   withText,
   withToolCalls,
 } from '../proxy/completions.js'
 import type { EvaluationOutcome } from '../rules/evaluate.js'
-import type { StreamRelease, ToolCallRelease, WindowVerdict } from '../rules/stream.js'
+import type { StreamRelease, ToolCallWatch, WindowVerdict } from '../rules/stream.js'
 import type { WardenOutcome } from '../schemas/chat-completions.js'
 import type { Evaluation } from '../schemas/evaluations.js'
 import type { EvaluationRecord } from './evaluation-log.service.js'
@@ -35,8 +35,8 @@ export interface RelayRun {
   inputDecided: Decided
   /** The release decision for the reply (src/rules/stream.ts). */
   release: StreamRelease
-  /** The release decision for the reply's tool-call arguments. */
-  toolCalls: ToolCallRelease
+  /** The detectors' watch over the reply's tool-call arguments: a call that can only fail stops the stream early. */
+  toolCalls: ToolCallWatch
   /** Some enforced output rule holds text back: what would spell it (log probabilities) is not relayed. */
   guarding: boolean
   /** Aborts the upstream call when the stream stops early, though a chunk is being waited for. */
@@ -147,35 +147,17 @@ export class StreamRelay {
     let delta = relayedFields(
       (typeof choice.delta === 'object' && choice.delta !== null ? choice.delta : {}) as Json,
     )
-    // Tool-call arguments are output too: each call's are released as the rules allow.
+    // Tool calls are output too, and an agent runs a call it receives: nothing of one (id, name,
+    // arguments) is sent before the whole reply passed; then each call goes out whole
+    // (`endOfReply`). Pieces after the choice finished were read by no evaluation: never relayed.
     const calling = delta.tool_calls !== undefined || delta.function_call !== undefined
-    // Pieces after the choice finished were read by no evaluation: never relayed.
-    if (calling && this.finished) delta = withToolCalls(delta, [])
-    else if (calling) {
-      const pieces = this.toolCallPieces(delta.tool_calls)
-      if (pieces === null) {
+    if (calling) {
+      if (!this.finished && this.watchToolCalls(delta)) {
         yield* this.stop(null)
         return 'ended'
       }
-      delta = withToolCalls(delta, pieces)
-    }
-    // OpenAI's deprecated function_call is one call, call 0: its arguments are held back alike.
-    if (typeof delta.function_call === 'object' && delta.function_call !== null) {
-      if (this.finished) {
-        const { function_call: _, ...rest } = delta
-        delta = rest
-      } else {
-        this.legacyCall = true
-        const fn = delta.function_call as Json
-        const pieces = this.toolCallPieces([{ index: 0, function: fn }])
-        if (pieces === null) {
-          yield* this.stop(null)
-          return 'ended'
-        }
-        const { function_call: _, ...rest } = delta
-        const released = pieces[0]?.function as Json | undefined
-        delta = released === undefined ? rest : { ...rest, function_call: released }
-      }
+      const { function_call: _, ...rest } = withToolCalls(delta, [])
+      delta = rest
     }
     // Content and a refusal beside it are both the reply's text: both are read, in that order.
     const texts = [delta.content, delta.refusal].filter((t): t is string => typeof t === 'string')
@@ -199,9 +181,7 @@ export class StreamRelay {
         return 'ended'
       }
       this.envelope = { ...this.envelope, warden: this.outcome('allow', end.output) }
-      const ended = this.legacyCall
-        ? withFunctionCallRest(delta, end.toolCalls.get(0))
-        : withToolCalls(delta, mergedPieces(delta.tool_calls as Json[] | undefined, end.toolCalls))
+      const ended = this.withWholeCalls(delta)
       this.held = {
         ...chunk,
         choices: [{ ...choice, delta: withText(ended, field, released + end.release) }],
@@ -226,12 +206,7 @@ export class StreamRelay {
       const end = await this.endOfReply()
       if ('stop' in end) return yield* this.stop(end.stop)
       if (end.release !== '') yield sseEvent(releasedChunk(this.envelope, this.textField, end.release))
-      if (end.toolCalls.size > 0)
-        yield sseEvent(
-          this.legacyCall
-            ? releasedChunkWith(this.envelope, withFunctionCallRest({}, end.toolCalls.get(0)))
-            : releasedToolCallsChunk(this.envelope, end.toolCalls),
-        )
+      if (this.calls.size > 0) yield sseEvent(releasedChunkWith(this.envelope, this.withWholeCalls({})))
       this.envelope = { ...this.envelope, warden: this.outcome('allow', end.output) }
     }
     const { warden, ...shell } = this.envelope
@@ -245,50 +220,52 @@ export class StreamRelay {
    * a window's outcome, or the whole text's evaluation failing.
    */
   private async endOfReply(): Promise<
-    | { release: string; toolCalls: Map<number, string>; output: Evaluation }
-    | { stop: EvaluationOutcome | null }
+    { release: string; output: Evaluation } | { stop: EvaluationOutcome | null }
   > {
     const { release } = this.run
     const ended = release.end()
     if (ended.violation) return { stop: null }
-    const calls = this.run.toolCalls.end()
-    if (calls.violation) return { stop: null }
+    if (this.run.toolCalls.end()) return { stop: null }
     const deciding = this.decide()
     const drained = await release.drain()
     if (typeof drained !== 'string') return { stop: drained }
     const output = (await deciding).answer
     if (output.action !== 'allow') return { stop: null }
-    return { release: ended.release + drained, toolCalls: calls.releases, output }
+    return { release: ended.release + drained, output }
   }
 
   /**
-   * One delta's tool-call pieces as relayed: each with its arguments replaced by what the rules
-   * release of them (a piece left with nothing to say is dropped); null when a detector found
-   * something in a call's arguments.
+   * Adds a delta's tool-call pieces (or its deprecated `function_call`, read as call 0) to the
+   * calls received, and hands their arguments to the detectors' watch: true when a detector is
+   * already sure a call fails.
    */
-  private toolCallPieces(pieces: unknown): Json[] | null {
-    addToolCallPieces(this.calls, pieces)
-    if (!Array.isArray(pieces)) return []
-    const relayed: Json[] = []
-    for (const piece of pieces as unknown[]) {
-      if (typeof piece !== 'object' || piece === null || Array.isArray(piece)) continue
-      const { index } = piece as Json
-      if (typeof index !== 'number') continue
-      const fn = (piece as Json).function
-      const args =
-        typeof fn === 'object' && fn !== null && typeof (fn as Json).arguments === 'string'
-          ? ((fn as Json).arguments as string)
-          : null
-      let released = ''
-      if (args !== null && args !== '') {
-        const step = this.run.toolCalls.push(index, args)
-        if (step.violation) return null
-        released = step.release
-      }
-      const out = withArguments(piece as Json, released)
-      if (out !== null) relayed.push(out)
+  private watchToolCalls(delta: Json): boolean {
+    let pieces: unknown = delta.tool_calls
+    if (typeof delta.function_call === 'object' && delta.function_call !== null) {
+      this.legacyCall = true
+      pieces = [{ index: 0, function: delta.function_call }]
     }
-    return relayed
+    addToolCallPieces(this.calls, pieces)
+    if (!Array.isArray(pieces)) return false
+    for (const piece of pieces as Json[]) {
+      const fn = piece.function as Json | undefined
+      const args = fn?.arguments
+      if (typeof args === 'string' && args !== '' && this.run.toolCalls.push(piece.index as number, args))
+        return true
+    }
+    return false
+  }
+
+  /** A delta with every call of the reply, each whole (one piece per call), as the upstream's shape has them. */
+  private withWholeCalls(delta: Json): Json {
+    if (this.calls.size === 0) return delta
+    if (this.legacyCall) {
+      const call = this.calls.get(0)
+      return call === undefined
+        ? delta
+        : { ...delta, function_call: { name: call.name ?? '', arguments: call.arguments } }
+    }
+    return withToolCalls(delta, wholeToolCalls(this.calls))
   }
 
   /** Evaluates and logs the whole text received: the stream's output evaluation, once (of the text received when first asked). */
@@ -349,44 +326,6 @@ export class StreamRelay {
       failed: action === 'allow' ? [] : failedIn('output', output.id, 0, why),
     }
   }
-}
-
-/**
- * A tool-call piece with `released` as its arguments; null when it then says nothing (no id, type
- * or name, and nothing released): its arguments are held back.
- */
-function withArguments(piece: Json, released: string): Json | null {
-  const fn = typeof piece.function === 'object' && piece.function !== null ? (piece.function as Json) : {}
-  const { arguments: _, ...rest } = fn
-  const named = Object.keys(rest).length > 0
-  const says = named || Object.keys(piece).some((k) => k !== 'index' && k !== 'function')
-  if (!says && released === '') return null
-  const out: Json = { ...piece }
-  if (named || released !== '' || 'function' in piece) out.function = { ...rest, arguments: released }
-  return out
-}
-
-/** A delta's relayed tool-call pieces with the rest released at the reply's end appended, one piece per call. */
-function mergedPieces(pieces: Json[] | undefined, rest: ReadonlyMap<number, string>): Json[] {
-  const merged = (pieces ?? []).map((p) => ({ ...p }))
-  for (const [index, text] of rest) {
-    const piece = merged.find((p) => p.index === index)
-    if (piece) {
-      const fn = (piece.function ?? {}) as Json
-      piece.function = { ...fn, arguments: `${typeof fn.arguments === 'string' ? fn.arguments : ''}${text}` }
-    } else merged.push({ index, function: { arguments: text } })
-  }
-  return merged.sort((a, b) => (a.index as number) - (b.index as number))
-}
-
-/** A delta with `rest` appended to its function_call's arguments (OpenAI's deprecated shape). */
-function withFunctionCallRest(delta: Json, rest: string | undefined): Json {
-  if (rest === undefined || rest === '') return delta
-  const fn = (
-    typeof delta.function_call === 'object' && delta.function_call !== null ? delta.function_call : {}
-  ) as Json
-  const before = typeof fn.arguments === 'string' ? fn.arguments : ''
-  return { ...delta, function_call: { ...fn, arguments: before + rest } }
 }
 
 /** A chunk of its own for choice 0 with this delta, under the stream's envelope. */

@@ -280,11 +280,8 @@ describe.each(STORE_KINDS)('guarded chat completions of an agent (%s)', (kind) =
         const res = await post({ messages: refundConversation, stream: true })
         expect(res.headers.get('x-warden-action')).toBeNull()
         const events = eventsOf(await res.text())
-        const sent = streamedArguments(events).get(0) ?? ''
-        // What was released is the start of the arguments, before the card began.
-        expect(ARGUMENTS.startsWith(sent)).toBe(true)
-        expect(sent).not.toMatch(/4111/)
-        expect(sent.length).toBeLessThanOrEqual(ARGUMENTS.indexOf(CARD))
+        // Nothing of the call reached the client: not its id, not its name, not half its arguments.
+        expect(events.flatMap((e) => e.choices?.[0]?.delta?.tool_calls ?? [])).toEqual([])
         const last = events.at(-1)
         expect(last.choices[0]).toMatchObject({
           delta: { role: 'assistant', content: OVERRIDE },
@@ -319,15 +316,19 @@ describe.each(STORE_KINDS)('guarded chat completions of an agent (%s)', (kind) =
       }
     })
 
-    it('releases a call’s arguments that pass, its id and name first, in pieces the client can add up', async () => {
+    it('sends a call that passes whole, in one piece, once the whole reply passed', async () => {
       const args = '{"order": 1042, "reason": "damaged in transit, customer asked twice"}'
       double.script({ chunks: toolCallChunks(args, 4) })
       const res = await post({ messages: refundConversation, stream: true })
       const events = eventsOf(await res.text())
       expect(streamedArguments(events)).toEqual(new Map([[0, args]]))
-      const first = events.flatMap((e) => e.choices?.[0]?.delta?.tool_calls ?? [])[0]
-      expect(first).toMatchObject({ index: 0, id: 'call_2', type: 'function', function: { name: 'refund' } })
+      const pieces = events.flatMap((e) => e.choices?.[0]?.delta?.tool_calls ?? [])
+      expect(pieces).toEqual([
+        { index: 0, id: 'call_2', type: 'function', function: { name: 'refund', arguments: args } },
+      ])
       const last = events.at(-1)
+      // The call comes with the chunk that ends the reply, which says why it ended.
+      expect(last.choices[0].delta.tool_calls).toEqual(pieces)
       expect(last.choices[0].finish_reason).toBe('tool_calls')
       expect(last.warden.action).toBe('allow')
       expect(last.warden.failed).toEqual([])
@@ -388,16 +389,17 @@ describe.each(STORE_KINDS)('guarded chat completions of an agent (%s)', (kind) =
       ]
       double.script({ chunks: legacyChunks(ARGUMENTS), gapMs: 1 })
       const streamed = eventsOf(await (await post({ messages: refundConversation, stream: true })).text())
-      const sent = streamed.map((e) => e.choices?.[0]?.delta?.function_call?.arguments ?? '').join('')
-      expect(ARGUMENTS.startsWith(sent)).toBe(true)
-      expect(sent).not.toMatch(/4111/)
+      expect(streamed.filter((e) => e.choices?.[0]?.delta?.function_call !== undefined)).toEqual([])
       expect(streamed.at(-1).choices[0].finish_reason).toBe('content_filter')
       expect(streamed.at(-1).warden.failed).toEqual([expect.objectContaining({ policy_id: 'no-card-out' })])
 
       const clean = '{"order": 1042}'
       double.script({ chunks: legacyChunks(clean) })
       const passed = eventsOf(await (await post({ messages: refundConversation, stream: true })).text())
-      expect(passed.map((e) => e.choices?.[0]?.delta?.function_call?.arguments ?? '').join('')).toBe(clean)
+      const calls = passed.filter((e) => e.choices?.[0]?.delta?.function_call !== undefined)
+      expect(calls.map((e) => e.choices[0].delta.function_call)).toEqual([
+        { name: 'refund', arguments: clean },
+      ])
       expect(
         passed.find((e) => e.choices?.[0]?.delta?.function_call?.name)?.choices[0].delta.function_call.name,
       ).toBe('refund')

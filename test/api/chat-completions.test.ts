@@ -1678,10 +1678,12 @@ describe('streams under scored output rules, scored on windows (sqlite)', () => 
     const withArguments = passed.filter((e) =>
       (e.choices?.[0]?.delta?.tool_calls ?? []).some((c: any) => (c.function?.arguments ?? '') !== ''),
     )
-    // Nothing of the arguments before the end: all of them with the last chunk, which says why it ended.
+    // Nothing of the call before the end: the whole call with the last chunk, which says why it ended.
     expect(withArguments).toHaveLength(1)
     expect(withArguments[0]).toBe(passed.at(-1))
-    expect(passed.at(-1).choices[0].delta.tool_calls).toEqual([{ index: 0, function: { arguments: args } }])
+    expect(passed.flatMap((e) => e.choices?.[0]?.delta?.tool_calls ?? [])).toEqual([
+      { index: 0, id: 'c1', type: 'function', function: { name: 'refund', arguments: args } },
+    ])
     expect(passed.at(-1).choices[0].finish_reason).toBe('tool_calls')
     expect(passed.at(-1).warden).toMatchObject({ action: 'allow', failed: [] })
 

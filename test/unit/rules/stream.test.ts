@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { shippedClassifiers } from '../../../src/models/shipped.js'
 import { leadingLiteral, piiPending, regexPending, regexShape } from '../../../src/rules/detectors/pending.js'
 import { compilePolicy, type EvaluablePolicy, evaluate } from '../../../src/rules/evaluate.js'
-import { ReleaseEngine, streamPlan, ToolCallRelease, WindowCutter } from '../../../src/rules/stream.js'
+import { ReleaseEngine, streamPlan, ToolCallWatch, WindowCutter } from '../../../src/rules/stream.js'
 import type { Finding } from '../../../src/rules/types.js'
 import { normalizeRule } from '../../../src/rules/validation.js'
 import type { PolicyRuleInput } from '../../../src/schemas/policies.js'
@@ -242,37 +242,23 @@ describe('incremental release of a streamed reply', () => {
     expect(engine.push(' thanks').violation).toBe(true)
   })
 
-  it('releases each tool call’s arguments as the detectors allow, call by call', () => {
+  it('watches each tool call’s arguments as they grow, and tells of a violation as soon as a detector is sure', () => {
     const plan = streamPlan([POLICIES.cards])
     if (plan.mode !== 'incremental') throw new Error('expected an incremental plan')
-    const calls = new ToolCallRelease(plan.detectors, false)
-    // A run of digits may still become a card number: held back until what follows says not.
-    expect(calls.push(0, '{"order": 1042').release).toBe('{"order": ')
-    expect(calls.push(1, '{"note": "ok"}').release).toBe('{"note": "ok"}')
-    expect(calls.push(0, ', "memo": "call me"}').release).toBe('1042, "memo": "call me"}')
-    expect(calls.end()).toEqual({ releases: new Map(), violation: false })
+    const calls = new ToolCallWatch(plan.detectors)
+    expect(calls.push(0, '{"order": 1042')).toBe(false)
+    expect(calls.push(1, '{"note": "ok"}')).toBe(false)
+    expect(calls.push(0, ', "memo": "call me"}')).toBe(false)
+    expect(calls.end()).toBe(false)
 
-    const carded = new ToolCallRelease(plan.detectors, false)
-    expect(carded.push(0, '{"card": "4111 1111').release).toBe('{"card": "')
-    expect(carded.push(0, ' 1111 1111"').violation).toBe(true)
-  })
-
-  it('holds every argument back until the end when scored rules read the reply', () => {
-    const plan = streamPlan([POLICIES.cards])
-    if (plan.mode !== 'incremental') throw new Error('expected an incremental plan')
-    const calls = new ToolCallRelease(plan.detectors, true)
-    expect(calls.push(0, '{"order": 1042, "memo": "call me"}').release).toBe('')
-    expect(calls.push(1, '{"a": 1}').release).toBe('')
-    expect(calls.end()).toEqual({
-      releases: new Map([
-        [0, '{"order": 1042, "memo": "call me"}'],
-        [1, '{"a": 1}'],
-      ]),
-      violation: false,
-    })
-    const carded = new ToolCallRelease(plan.detectors, true)
-    expect(carded.push(0, '{"card": "4111 1111 1111 1111"').release).toBe('')
-    expect(carded.end().violation).toBe(true)
+    const carded = new ToolCallWatch(plan.detectors)
+    // A run of digits that may still become a card is no violation yet.
+    expect(carded.push(0, '{"card": "4111 1111')).toBe(false)
+    expect(carded.push(0, ' 1111 1111"')).toBe(true)
+    // A card at the very end of the arguments is found when the reply ends.
+    const last = new ToolCallWatch(plan.detectors)
+    expect(last.push(2, '{"card": "4111 1111 1111 1111')).toBe(false)
+    expect(last.end()).toBe(true)
   })
 
   it('fails a length rule as soon as the reply is too long', () => {
