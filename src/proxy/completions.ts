@@ -165,21 +165,138 @@ function relayedChoices<T extends { choices: Json[] }>(
   return changed ? { ...reply, choices } : reply
 }
 
-/** The choices of a completion that is one: an object whose `choices` are objects with a numeric index. */
+/**
+ * What a reply must be for Warden to relay it (docs/chat-completions.md, "What a reply must
+ * be"): every field the output policies read has the type OpenAI's API gives it. A field of
+ * another type (content as a number or an object, arguments as an object, a tool-call piece
+ * without its index) would reach the client unread, so the reply is the provider's error
+ * instead. Fields no policy reads are dropped on the way out (`relayedFields`), except a choice's
+ * `text` (the legacy Completions API's): a reply carrying it is refused, not emptied.
+ */
+type Shape = 'message' | 'delta'
+
+/** Why `value` is no chat completion Warden can relay, as "choices/0/message/content is a number"; null when it is one. */
+export function completionProblem(value: unknown): string | null {
+  return choicesProblem(value, 'message')
+}
+
+/** Why `value` is no chat completion chunk Warden can relay; null when it is one. */
+export function chunkProblem(value: unknown): string | null {
+  return choicesProblem(value, 'delta')
+}
+
 export function isCompletion(value: unknown): value is Json & { choices: Json[] } {
-  return (
-    isObject(value) &&
-    Array.isArray(value.choices) &&
-    value.choices.every((c) => isObject(c) && typeof c.index === 'number' && isObject(c.message))
-  )
+  return completionProblem(value) === null
 }
 
 export function isChunk(value: unknown): value is Json & { choices: Json[] } {
-  return (
-    isObject(value) &&
-    Array.isArray(value.choices) &&
-    value.choices.every((c) => isObject(c) && typeof c.index === 'number')
-  )
+  return chunkProblem(value) === null
+}
+
+/** The JSON type of a value as a problem names it. */
+function typeName(value: unknown): string {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'an array'
+  if (typeof value === 'object') return 'an object'
+  return `a ${typeof value}`
+}
+
+const isOptional = (value: unknown, type: 'string' | 'object'): boolean =>
+  value === undefined || value === null || (type === 'object' ? isObject(value) : typeof value === type)
+
+function choicesProblem(value: unknown, shape: Shape): string | null {
+  if (!isObject(value)) return `is ${typeName(value)}, not an object`
+  if (!Array.isArray(value.choices)) return `has choices that are ${typeName(value.choices)}, not an array`
+  for (const [i, choice] of value.choices.entries()) {
+    const at = `choices/${i}`
+    if (!isObject(choice)) return `has ${at} that is ${typeName(choice)}`
+    if (!Number.isInteger(choice.index) || (choice.index as number) < 0)
+      return `has ${at}/index that is not a choice index`
+    if (choice.text !== undefined)
+      return `has ${at}/text, the legacy Completions API's field, which no policy reads`
+    if (!isOptional(choice.finish_reason, 'string'))
+      return `has ${at}/finish_reason that is ${typeName(choice.finish_reason)}`
+    const inner = choice[shape]
+    if (shape === 'message' ? !isObject(inner) : !isOptional(inner, 'object'))
+      return `has ${at}/${shape} that is ${typeName(inner)}`
+    if (isObject(inner)) {
+      const problem = messageProblem(inner, shape)
+      if (problem !== null) return `has ${at}/${shape}/${problem}`
+    }
+  }
+  return null
+}
+
+/** Why a message or delta's read fields are not what OpenAI's API gives them, as "content that is a number"; null when they are. */
+function messageProblem(message: Json, shape: Shape): string | null {
+  const { content, refusal } = message
+  if (Array.isArray(content) && shape === 'message') {
+    for (const [p, part] of content.entries()) {
+      const text = isObject(part)
+        ? part.type === 'text'
+          ? part.text
+          : part.type === 'refusal'
+            ? part.refusal
+            : undefined
+        : undefined
+      if (typeof text !== 'string')
+        return isObject(part) &&
+          typeof part.type === 'string' &&
+          part.type !== 'text' &&
+          part.type !== 'refusal'
+          ? `content/${p} of type "${part.type.slice(0, 40)}", which no policy reads`
+          : `content/${p} that is not a text part`
+    }
+  } else if (!isOptional(content, 'string')) return `content that is ${typeName(content)}`
+  if (!isOptional(refusal, 'string')) return `refusal that is ${typeName(refusal)}`
+  const calls = message.tool_calls
+  if (calls !== undefined && calls !== null) {
+    if (!Array.isArray(calls)) return `tool_calls that are ${typeName(calls)}`
+    for (const [c, call] of calls.entries()) {
+      const problem = toolCallProblem(call, shape)
+      if (problem !== null) return `tool_calls/${c}${problem}`
+    }
+  }
+  const legacy = message.function_call
+  if (legacy !== undefined && legacy !== null) {
+    if (!isObject(legacy)) return `function_call that is ${typeName(legacy)}`
+    const problem = functionProblem(legacy, shape)
+    if (problem !== null) return `function_call/${problem}`
+  }
+  return null
+}
+
+/** Why a tool call (or a streamed piece of one) is not one, as " that is a string" or "/function/arguments that is an object". */
+function toolCallProblem(call: unknown, shape: Shape): string | null {
+  if (!isObject(call)) return ` that is ${typeName(call)}`
+  // A streamed piece says which call it belongs to; without its index it belongs to none.
+  if (shape === 'delta' && (!Number.isInteger(call.index) || (call.index as number) < 0))
+    return ' without an index'
+  if (!isOptional(call.id, 'string')) return `/id that is ${typeName(call.id)}`
+  if (call.type === 'custom' || isObject(call.custom)) {
+    const custom = call.custom
+    if (!isObject(custom)) return `/custom that is ${typeName(custom)}`
+    if (!isOptional(custom.name, 'string')) return `/custom/name that is ${typeName(custom.name)}`
+    if (typeof custom.input !== 'string' && !(shape === 'delta' && custom.input === undefined))
+      return `/custom/input that is ${typeName(custom.input)}`
+    return null
+  }
+  const fn = call.function
+  if (shape === 'delta' ? !isOptional(fn, 'object') : !isObject(fn))
+    return `/function that is ${typeName(fn)}`
+  if (!isObject(fn)) return null
+  const problem = functionProblem(fn, shape)
+  return problem === null ? null : `/function/${problem}`
+}
+
+/** Why a function call's name or arguments are not strings (a streamed piece may leave either out). */
+function functionProblem(fn: Json, shape: Shape): string | null {
+  const optional = shape === 'delta'
+  if (optional ? !isOptional(fn.name, 'string') : typeof fn.name !== 'string')
+    return `name that is ${typeName(fn.name)}`
+  if (optional ? !isOptional(fn.arguments, 'string') : typeof fn.arguments !== 'string')
+    return `arguments that are ${typeName(fn.arguments)}`
+  return null
 }
 
 /**

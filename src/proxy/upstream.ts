@@ -15,7 +15,7 @@ import type { ProviderUpstream } from '../config.js'
 import { AppError } from '../errors.js'
 import { letGo, postJson, readBody } from '../net/outbound.js'
 import { MAX_NESTING_DEPTH, tooDeep } from '../schemas/nesting.js'
-import { isChunk, isCompletion, type StreamChunk, streamReplies } from './completions.js'
+import { chunkProblem, completionProblem, type StreamChunk, streamReplies } from './completions.js'
 import { exactScrubber, type Scrubber, secretScrubber } from './secrets.js'
 
 type Json = Record<string, unknown>
@@ -92,9 +92,12 @@ export async function callUpstream(call: UpstreamCall): Promise<UpstreamReply> {
       const error = errorMessage(completion)
       if (error !== null)
         throw new AppError('upstream_error', `The model provider answered an error: ${said(error, scrub)}`)
-      if (!isCompletion(completion)) throw nonsense('answered JSON that is not a chat completion')
-      if (tooDeep(completion, MAX_NESTING_DEPTH) !== null) throw nonsense(`answered ${DEEPER}`)
-      return { stream: false, completion }
+      const problem = completionProblem(completion)
+      if (problem !== null)
+        throw nonsense(`answered a chat completion that Warden cannot relay: it ${problem}`)
+      const relayable = completion as Json & { choices: Json[] }
+      if (tooDeep(relayable, MAX_NESTING_DEPTH) !== null) throw nonsense(`answered ${DEEPER}`)
+      return { stream: false, completion: relayable }
     } catch (error) {
       // Stop reading whatever is left of the reply (and let its connection go).
       response.destroy()
@@ -209,15 +212,17 @@ class EventReader {
           return
         }
         const error = errorMessage(chunk)
+        const problem = error === null ? chunkProblem(chunk) : null
         if (error !== null)
           this.problem = new AppError(
             'upstream_error',
             `The model provider failed mid-stream: ${said(error, scrub)}`,
           )
-        else if (!isChunk(chunk))
-          this.problem = nonsense('streamed an event that is not a chat completion chunk')
-        else if (tooDeep(chunk, MAX_NESTING_DEPTH) !== null) this.problem = nonsense(`streamed ${DEEPER}`)
-        else this.ready.push({ raw: data, chunk })
+        else if (problem !== null)
+          this.problem = nonsense(`streamed a chunk that Warden cannot relay: it ${problem}`)
+        else if (tooDeep(chunk as Json, MAX_NESTING_DEPTH) !== null)
+          this.problem = nonsense(`streamed ${DEEPER}`)
+        else this.ready.push({ raw: data, chunk: chunk as Json })
       },
     })
   }

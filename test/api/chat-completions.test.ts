@@ -984,6 +984,108 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
       expect(text).not.toContain(UPSTREAM_KEY.slice(-8))
     })
 
+    it('answers 502 for a reply whose read fields have another type, which no policy could read, naming the field', async () => {
+      const withMessage = (message: object, choice: object = {}) =>
+        completion('', {
+          choices: [
+            { index: 0, message: { role: 'assistant', ...message }, finish_reason: 'stop', ...choice },
+          ],
+        })
+      const wrong: [object, string][] = [
+        [withMessage({ content: 4111111111111111 }), 'choices/0/message/content that is a number'],
+        [
+          withMessage({ content: { text: '4111 1111 1111 1111' } }),
+          'choices/0/message/content that is an object',
+        ],
+        [withMessage({ content: 'fine' }, { text: '4111 1111 1111 1111' }), 'choices/0/text, the legacy'],
+        [
+          withMessage({ content: [{ type: 'image_url', image_url: { url: 'x' } }] }),
+          'choices/0/message/content/0 of type "image_url"',
+        ],
+        [withMessage({ refusal: 42 }), 'choices/0/message/refusal that is a number'],
+        [
+          withMessage({
+            content: null,
+            tool_calls: [
+              {
+                id: 'c',
+                type: 'function',
+                function: { name: 'pay', arguments: { card: '4111 1111 1111 1111' } },
+              },
+            ],
+          }),
+          'choices/0/message/tool_calls/0/function/arguments that are an object',
+        ],
+        [
+          withMessage({ content: null, function_call: { name: 'pay', arguments: ['4111'] } }),
+          'choices/0/message/function_call/arguments that are an array',
+        ],
+      ]
+      for (const [reply, named] of wrong) {
+        double.script({ json: reply })
+        const res = await post('plain', { model: 'm', messages: user('x') })
+        const text = await res.clone().text()
+        const body = await expectProblem(res, 502, 'upstream_error')
+        expect(body.detail).toContain(
+          'The model provider answered a chat completion that Warden cannot relay',
+        )
+        expect(body.detail).toContain(named)
+        expect(text).not.toContain('4111')
+      }
+    })
+
+    it('ends a stream whose chunk has a read field of another type: 502 before anything was sent, an error event after', async () => {
+      const shell = { id: 'chatcmpl-upstream', object: 'chat.completion.chunk', created: 1, model: 'u' }
+      const piece = (delta: object, choice: object = {}) => ({
+        ...shell,
+        choices: [{ index: 0, delta, finish_reason: null, ...choice }],
+      })
+      const wrong: [object, string][] = [
+        [piece({ content: 4111111111111111 }), 'choices/0/delta/content that is a number'],
+        [piece({ content: ['4111'] }), 'choices/0/delta/content that is an array'],
+        [piece({}, { text: '4111 1111 1111 1111' }), 'choices/0/text'],
+        [
+          piece({
+            tool_calls: [
+              {
+                id: 'c',
+                type: 'function',
+                function: { name: 'pay', arguments: '{"card": "4111 1111 1111 1111"}' },
+              },
+            ],
+          }),
+          'choices/0/delta/tool_calls/0 without an index',
+        ],
+        [
+          piece({ tool_calls: [{ index: 0, function: { arguments: { card: '4111' } } }] }),
+          'choices/0/delta/tool_calls/0/function/arguments that are an object',
+        ],
+      ]
+      for (const [bad, named] of wrong) {
+        // First: nothing was sent yet, buffered or released.
+        for (const ask of [postBuffered, post]) {
+          double.script({ chunks: [bad, piece({}, { finish_reason: 'stop' })] })
+          const res = await ask('support-bot', { model: 'm', stream: true, messages: user('x') })
+          const text = await res.clone().text()
+          const body = await expectProblem(res, 502, 'upstream_error')
+          expect(body.detail).toContain('streamed a chunk that Warden cannot relay')
+          expect(body.detail).toContain(named)
+          expect(text).not.toContain('4111')
+        }
+        // After a first good chunk, a released stream ends with an error event and no [DONE].
+        double.script({
+          chunks: [piece({ role: 'assistant', content: 'Hello' }), bad, piece({}, { finish_reason: 'stop' })],
+        })
+        const started = await post('support-bot', { model: 'm', stream: true, messages: user('x') })
+        expect(started.status).toBe(200)
+        const text = await started.text()
+        expect(text).not.toContain('[DONE]')
+        expect(text).not.toContain('4111')
+        expect(eventsOf(text).at(-1).error).toMatchObject({ code: 'upstream_error' })
+        expect(eventsOf(text).at(-1).error.message).toContain(named)
+      }
+    })
+
     it('answers 502 for an answer that is not a completion, and for an error mid-stream', async () => {
       double.script(
         { raw: 'hello', contentType: 'text/plain' },
@@ -994,8 +1096,8 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
       const ask = (stream: boolean) =>
         (stream ? postBuffered : post)('support-bot', { model: 'm', stream, messages: user('x') })
       expect((await expectProblem(await ask(false), 502, 'upstream_error')).detail).toMatch(/not JSON/)
-      expect((await expectProblem(await ask(false), 502, 'upstream_error')).detail).toMatch(
-        /not a chat completion/,
+      expect((await expectProblem(await ask(false), 502, 'upstream_error')).detail).toBe(
+        'The model provider answered a chat completion that Warden cannot relay: it has choices that are a string, not an array',
       )
       expect((await expectProblem(await ask(true), 502, 'upstream_error')).detail).toMatch(
         /mid-stream: overloaded/,
