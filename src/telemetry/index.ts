@@ -1,6 +1,6 @@
 /**
  * Traces (docs/tracing.md): spans over OTLP/HTTP, configured by OpenTelemetry's standard
- * variables and off unless one names where to send them. Off, every helper here calls its
+ * variables (read into Config.tracing) and off unless one names where to send them. Off, every helper here calls its
  * function and nothing else: no span, no context, no allocation beyond the call.
  *
  * Spans follow OpenTelemetry's GenAI conventions (`gen_ai.operation.name`, `gen_ai.provider.name`,
@@ -25,41 +25,9 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core'
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { resourceFromAttributes } from '@opentelemetry/resources'
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base'
+import type { TracingConfig } from '../config.js'
 
 export type { Span } from '@opentelemetry/api'
-
-/** What the standard variables ask for; null: tracing is off. */
-export interface TelemetrySettings {
-  /** The OTLP/HTTP traces endpoint (…/v1/traces). */
-  url: string
-  serviceName: string
-  /** TRACING_GUARDRAIL_ATTRIBUTES: also set the proposal's `gen_ai.guardrail.*` attributes. */
-  guardrailAttributes: boolean
-}
-
-const truthy = (value: string | undefined) => value !== undefined && /^(1|true|yes|on)$/i.test(value.trim())
-
-/**
- * Reads OpenTelemetry's variables: OTEL_SDK_DISABLED, OTEL_TRACES_EXPORTER (`otlp`, the default,
- * or `none`), OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (used as is) or OTEL_EXPORTER_OTLP_ENDPOINT
- * (`/v1/traces` appended), OTEL_SERVICE_NAME (default `warden`); OTEL_EXPORTER_OTLP_HEADERS and
- * the other exporter variables are read by the exporter itself. Tracing is on only when an
- * endpoint is set.
- */
-export function telemetrySettings(env: NodeJS.ProcessEnv): TelemetrySettings | null {
-  if (truthy(env.OTEL_SDK_DISABLED)) return null
-  const exporters = (env.OTEL_TRACES_EXPORTER ?? 'otlp').split(',').map((e) => e.trim())
-  if (!exporters.includes('otlp')) return null
-  const tracesEndpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim()
-  const endpoint = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim()
-  const url = tracesEndpoint || (endpoint ? `${endpoint.replace(/\/+$/, '')}/v1/traces` : '')
-  if (!url) return null
-  return {
-    url,
-    serviceName: env.OTEL_SERVICE_NAME?.trim() || 'warden',
-    guardrailAttributes: truthy(env.TRACING_GUARDRAIL_ATTRIBUTES),
-  }
-}
 
 interface Active {
   tracer: Tracer
@@ -75,9 +43,8 @@ export interface Telemetry {
   shutdown(): Promise<void>
 }
 
-/** Starts tracing when the variables ask for it (see `telemetrySettings`); null when off. */
-export function startTelemetry(env: NodeJS.ProcessEnv): Telemetry | null {
-  const settings = telemetrySettings(env)
+/** Starts tracing as the configuration asks (Config.tracing); null when it is off. */
+export function startTelemetry(settings: TracingConfig | null): Telemetry | null {
   if (settings === null) return null
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': settings.serviceName }),

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { loadConfig } from '../../src/config.js'
 import {
   evaluationSpan,
   inSpan,
@@ -8,7 +9,6 @@ import {
   ruleSpan,
   startTelemetry,
   type Telemetry,
-  telemetrySettings,
   tracingOn,
   withContext,
 } from '../../src/telemetry/index.js'
@@ -16,31 +16,8 @@ import { createTestApp, type TestApp } from '../helpers/app.js'
 import { startOtlpReceiver } from '../helpers/otlp-receiver.js'
 import { chunksOf, completion, startUpstreamDouble, type UpstreamDouble } from '../helpers/upstream-double.js'
 
-describe('tracing settings', () => {
-  it('is off unless an OTLP endpoint is set, and off when disabled', () => {
-    expect(telemetrySettings({})).toBeNull()
-    expect(telemetrySettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318/' })).toEqual({
-      url: 'http://c:4318/v1/traces',
-      serviceName: 'warden',
-      guardrailAttributes: false,
-    })
-    expect(
-      telemetrySettings({
-        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318',
-        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://t:9/traces',
-        OTEL_SERVICE_NAME: 'warden-eu',
-        TRACING_GUARDRAIL_ATTRIBUTES: 'true',
-      }),
-    ).toEqual({ url: 'http://t:9/traces', serviceName: 'warden-eu', guardrailAttributes: true })
-    expect(
-      telemetrySettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c', OTEL_SDK_DISABLED: 'true' }),
-    ).toBeNull()
-    expect(
-      telemetrySettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c', OTEL_TRACES_EXPORTER: 'none' }),
-    ).toBeNull()
-  })
-
-  it('off, runs each function and records nothing', async () => {
+describe('tracing off', () => {
+  it('runs each function and records nothing', async () => {
     expect(tracingOn()).toBe(false)
     expect(inSpan('x', {}, (span) => span)).toBeUndefined()
     expect(await evaluationSpan('bot', 'api', async (span) => span)).toBeUndefined()
@@ -64,11 +41,13 @@ describe('traces exported over OTLP/HTTP', () => {
       }),
     })
     receiver = await startOtlpReceiver()
-    const started = startTelemetry({
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-      OTEL_SERVICE_NAME: 'warden-test',
-      TRACING_GUARDRAIL_ATTRIBUTES: 'true',
-    })
+    const started = startTelemetry(
+      loadConfig({
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_SERVICE_NAME: 'warden-test',
+        TRACING_GUARDRAIL_ATTRIBUTES: 'true',
+      }).tracing,
+    )
     if (!started) throw new Error('tracing did not start')
     telemetry = started
     t = await createTestApp('sqlite', {

@@ -216,4 +216,57 @@ describe('loadConfig', () => {
       )
     })
   })
+
+  describe('tracing (OpenTelemetry’s variables)', () => {
+    it('is off unless an OTLP endpoint is set, and off when disabled', () => {
+      expect(loadConfig({}).tracing).toBeNull()
+      expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318/' }).tracing).toEqual({
+        url: 'http://c:4318/v1/traces',
+        serviceName: 'warden',
+        guardrailAttributes: false,
+      })
+      expect(
+        loadConfig({
+          OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318',
+          OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://t:9/traces',
+          OTEL_SERVICE_NAME: 'warden-eu',
+          TRACING_GUARDRAIL_ATTRIBUTES: ' TRUE ',
+        }).tracing,
+      ).toEqual({
+        url: 'http://t:9/traces',
+        serviceName: 'warden-eu',
+        guardrailAttributes: true,
+      })
+      expect(
+        loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c', OTEL_SDK_DISABLED: 'true' }).tracing,
+      ).toBeNull()
+      expect(
+        loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c', OTEL_TRACES_EXPORTER: 'none' }).tracing,
+      ).toBeNull()
+      expect(Object.isFrozen(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c' }).tracing)).toBe(true)
+    })
+
+    it.each([
+      ['OTEL_SDK_DISABLED', 'on'],
+      ['OTEL_SDK_DISABLED', '1'],
+      ['TRACING_GUARDRAIL_ATTRIBUTES', 'yes'],
+      ['TRACING_GUARDRAIL_ATTRIBUTES', 'enabled'],
+    ])('refuses %s=%s with one clear line, tracing on or off', (name, value) => {
+      for (const endpoint of [{}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' }]) {
+        const load = () => loadConfig({ ...endpoint, [name]: value })
+        expect(load).toThrow(ConfigError)
+        expect(load).toThrow(`${name} must be true or false, got "${value}"`)
+      }
+    })
+
+    it.each([
+      [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }, /OTEL_EXPORTER_OTLP_ENDPOINT must start with http/],
+      [
+        { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'not a url' },
+        /OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is not a valid URL/,
+      ],
+    ])('refuses an endpoint that is no http(s) URL: %j', (env, message) => {
+      expect(() => loadConfig(env)).toThrow(message)
+    })
+  })
 })
