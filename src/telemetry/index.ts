@@ -1,7 +1,9 @@
 /**
  * Traces (docs/tracing.md): spans over OTLP/HTTP, configured by OpenTelemetry's standard
- * variables (read into Config.tracing) and off unless one names where to send them. Off, every helper here calls its
- * function and nothing else: no span, no context, no allocation beyond the call.
+ * variables (read into Config.tracing) and off unless one names where to send them. Off, every
+ * helper here calls its function and nothing else: no span, no context, no allocation beyond the
+ * call. On, every span leaves through `RedactingSpanProcessor` (redaction.ts): only listed
+ * attributes, capped and cleaned, and no error's message.
  *
  * Spans follow OpenTelemetry's GenAI conventions (`gen_ai.operation.name`, `gen_ai.provider.name`,
  * `gen_ai.request.model`, `gen_ai.usage.*`); the guardrail attributes of the open proposal
@@ -26,6 +28,7 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { resourceFromAttributes } from '@opentelemetry/resources'
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import type { TracingConfig } from '../config.js'
+import { errorType, exceptionFrames, RedactingSpanProcessor } from './redaction.js'
 
 export type { Span } from '@opentelemetry/api'
 
@@ -46,9 +49,10 @@ export interface Telemetry {
 /** Starts tracing as the configuration asks (Config.tracing); null when it is off. */
 export function startTelemetry(settings: TracingConfig | null): Telemetry | null {
   if (settings === null) return null
+  const exporter = new OTLPTraceExporter({ url: settings.url })
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': settings.serviceName }),
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: settings.url }))],
+    spanProcessors: [new RedactingSpanProcessor(new BatchSpanProcessor(exporter))],
   })
   const contextManager = new AsyncLocalStorageContextManager().enable()
   context.setGlobalContextManager(contextManager)
@@ -74,6 +78,22 @@ export const tracingOn = (): boolean => active !== null
 export const guardrailAttributesOn = (): boolean => active?.guardrail === true
 
 /**
+ * Marks a span failed by `error`: `error.type` and an `exception` event say what the error is
+ * (its code or class, and where it was thrown), never what its message says; the status has no
+ * description. (The redaction at export drops any message that reaches a span otherwise.)
+ */
+export function recordFailure(span: Span, error: unknown): void {
+  const type = errorType(error)
+  span.setAttribute('error.type', type)
+  const frames = exceptionFrames(error)
+  span.addEvent('exception', {
+    'exception.type': type,
+    ...(frames ? { 'exception.stacktrace': frames } : {}),
+  })
+  span.setStatus({ code: SpanStatusCode.ERROR })
+}
+
+/**
  * Runs `fn` in a span named `name` under the active span (or `parent`), ending it when `fn`
  * returns or settles; an error thrown or rejected marks the span as failed and is passed on.
  * Off, it is `fn(undefined)`.
@@ -88,11 +108,7 @@ export function inSpan<T>(
   const parent = options.parent ?? context.active()
   const span = active.tracer.startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes }, parent)
   const failed = (error: unknown) => {
-    span.recordException(error instanceof Error ? error : String(error))
-    span.setStatus({
-      code: SpanStatusCode.ERROR,
-      message: error instanceof Error ? error.message : String(error),
-    })
+    recordFailure(span, error)
     span.end()
   }
   let result: T
@@ -224,10 +240,7 @@ export function ruleSpan<T>(
   try {
     return fn(span)
   } catch (error) {
-    span.setStatus({
-      code: SpanStatusCode.ERROR,
-      message: error instanceof Error ? error.message : String(error),
-    })
+    recordFailure(span, error)
     throw error
   } finally {
     span.end()
@@ -239,32 +252,65 @@ export function callerContext(headers: Record<string, string | string[] | undefi
   return propagation.extract(ROOT_CONTEXT, headers)
 }
 
+/** The methods `http.request.method` names; any other is `_OTHER`, as the HTTP conventions say. */
+const HTTP_METHODS = new Set(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', 'TRACE'])
+
+/** `url.path` of a request no route matched: the path it asked for is never recorded. */
+export const UNMATCHED_PATH = '{unmatched}'
+
+/**
+ * A route's template as the contract writes paths (`/v1/applications/{application_id}`), from
+ * Fastify's (`/v1/applications/:application_id`).
+ */
+export const routePath = (route: string): string => route.replace(/:([A-Za-z0-9_]+)(\([^)]*\))?/g, '{$1}')
+
 /**
  * A server span for one HTTP request (`{method} {route}`), continuing the caller's trace; null
- * when tracing is off. `endHttpSpan` ends it with the status.
+ * when tracing is off. Its `url.path` is the route's template, never the path the client sent
+ * (it holds ids, and whatever a client puts in a path that matches no route). `endHttpSpan`
+ * ends it with the status.
  */
 export function startHttpSpan(
   method: string,
   route: string | undefined,
-  path: string,
   headers: Record<string, string | string[] | undefined>,
 ): { span: Span; context: Context } | null {
   if (active === null) return null
   const parent = callerContext(headers)
-  const attributes: Attributes = { 'http.request.method': method, 'url.path': path }
+  const known = HTTP_METHODS.has(method) ? method : '_OTHER'
+  const attributes: Attributes = {
+    'http.request.method': known,
+    'url.path': route ? routePath(route) : UNMATCHED_PATH,
+  }
   if (route) attributes['http.route'] = route
   const span = active.tracer.startSpan(
-    route ? `${method} ${route}` : method,
+    route ? `${known} ${route}` : known,
     { kind: SpanKind.SERVER, attributes },
     parent,
   )
   return { span, context: trace.setSpan(parent, span) }
 }
 
-/** Ends an HTTP request's span with the status it answered (5xx marks it failed). */
-export function endHttpSpan(span: Span, statusCode: number): void {
-  span.setAttribute('http.response.status_code', statusCode)
-  if (statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR })
+/** What a request's span learns as it ends. */
+export interface HttpOutcome {
+  statusCode: number
+  /** The workspace of the key that called, once authenticated. */
+  workspaceId?: string | undefined
+  /** The error answered, if one was: its code is `error.type` of a 5xx. */
+  error?: unknown
+}
+
+/** Ends an HTTP request's span with the status it answered (5xx marks it failed) and the caller's workspace. */
+export function endHttpSpan(span: Span, outcome: HttpOutcome): void {
+  span.setAttribute('http.response.status_code', outcome.statusCode)
+  if (outcome.workspaceId) span.setAttribute('warden.workspace.id', outcome.workspaceId)
+  if (outcome.statusCode >= 500) {
+    span.setAttribute(
+      'error.type',
+      outcome.error === undefined ? String(outcome.statusCode) : errorType(outcome.error),
+    )
+    span.setStatus({ code: SpanStatusCode.ERROR })
+  }
   span.end()
 }
 

@@ -13,7 +13,7 @@ import {
   withContext,
 } from '../../src/telemetry/index.js'
 import { createTestApp, type TestApp } from '../helpers/app.js'
-import { startOtlpReceiver } from '../helpers/otlp-receiver.js'
+import { type ReceivedSpan, startOtlpReceiver } from '../helpers/otlp-receiver.js'
 import { chunksOf, completion, startUpstreamDouble, type UpstreamDouble } from '../helpers/upstream-double.js'
 
 describe('tracing off', () => {
@@ -83,6 +83,25 @@ describe('traces exported over OTLP/HTTP', () => {
     await receiver.close()
   })
 
+  /** The spans of one trace, once its server span (which ends last) was exported. */
+  async function traceSpans(traceId: string): Promise<ReceivedSpan[]> {
+    await telemetry.flush()
+    await receiver.spanWhere((s) => s.traceId === traceId && s.kind === 2)
+    await telemetry.flush()
+    return receiver.spans.filter((s) => s.traceId === traceId)
+  }
+  /** Those of `secrets` found anywhere in what was exported so far: names, attributes, events, statuses. */
+  const leaked = (...secrets: string[]) => {
+    const exported = receiver.bodies.join('\n')
+    return secrets.filter((secret) => exported.includes(secret))
+  }
+  let traces = 0
+  /** A fresh trace id and its `traceparent` header. */
+  const newTrace = () => {
+    const traceId = `7a0e${String(++traces).padStart(28, '0')}`
+    return { traceId, headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` } }
+  }
+
   it('continues the caller’s W3C trace with a server span per request', async () => {
     const traceId = '4bf92f3577b34da6a3ce929d0e0e4736'
     const parent = '00f067aa0ba902b7'
@@ -100,6 +119,7 @@ describe('traces exported over OTLP/HTTP', () => {
       'http.route': '/v1/applications',
       'url.path': '/v1/applications',
       'http.response.status_code': 200,
+      'warden.workspace.id': t.workspaceId,
     })
     expect(span.resource['service.name']).toBe('warden-test')
   })
@@ -261,5 +281,131 @@ describe('traces exported over OTLP/HTTP', () => {
       'gen_ai.usage.input_tokens': 120,
       'gen_ai.usage.output_tokens': 9,
     })
+  })
+
+  it('never exports what an upstream’s error answer says: the error’s code and the status only', async () => {
+    const ssn = '078-05-1120'
+    const email = 'jane.roe@example.com'
+    const prompt = `My SSN is ${ssn}; write to ${email}`
+    for (const stream of [false, true]) {
+      double.script({
+        status: 400,
+        json: { error: { message: `Invalid prompt: '${prompt}'`, type: 'invalid_request_error' } },
+      })
+      const { traceId, headers } = newTrace()
+      const res = await t.request({
+        method: 'POST',
+        url: '/v1/applications/traced/chat/completions',
+        headers,
+        payload: { messages: [{ role: 'user', content: prompt }], ...(stream ? { stream: true } : {}) },
+      })
+      expect(res.statusCode, res.body).toBe(502)
+      // The client reads what its provider said (the test's upstream did echo the prompt) …
+      expect(res.json().detail).toContain(ssn)
+      const spans = await traceSpans(traceId)
+      const server = spans.find((s) => s.kind === 2)
+      expect(server?.attributes).toMatchObject({
+        'http.response.status_code': 502,
+        'error.type': 'upstream_error',
+      })
+      expect(server?.status.code).toBe(2)
+      if (!stream) {
+        const call = spans.find((s) => s.name === 'chat traced-model')
+        expect(call?.attributes['error.type']).toBe('upstream_error')
+        expect(call?.status).toEqual({ code: 2 })
+        expect(call?.events.map((e) => [e.name, e.attributes['exception.type']])).toEqual([
+          ['exception', 'upstream_error'],
+        ])
+      }
+    }
+    // … the spans never: not in a name, an attribute, an event or a status.
+    expect(leaked(ssn, email, 'Invalid prompt')).toEqual([])
+  })
+
+  it('caps and cleans what a client sends as its model name, in the span’s name and every attribute', async () => {
+    const model = `gpt-\u202e\n\u0000${'x'.repeat(20_000)}`
+    const { traceId, headers } = newTrace()
+    const res = await t.request({
+      method: 'POST',
+      url: '/v1/applications/traced/chat/completions',
+      headers,
+      payload: { model, messages: [{ role: 'user', content: 'Hello there' }] },
+    })
+    expect(res.statusCode, res.body).toBe(200)
+    const spans = await traceSpans(traceId)
+    const call = spans.find((s) => s.attributes['gen_ai.operation.name'] === 'chat')
+    expect(call?.name).toMatch(/^chat gpt-\uFFFD\uFFFD\uFFFDxxx/)
+    expect(call?.name.length).toBeLessThanOrEqual(128)
+    expect(call?.attributes['gen_ai.request.model']).toMatch(/^gpt-\uFFFD\uFFFD\uFFFDxxx+…$/)
+    for (const span of spans) {
+      expect(span.name.length).toBeLessThanOrEqual(128)
+      for (const value of Object.values(span.attributes))
+        if (typeof value === 'string') {
+          expect(value.length).toBeLessThanOrEqual(256)
+          expect(value).not.toMatch(/[\p{Cc}\u202e]/u)
+        }
+    }
+    expect(leaked('x'.repeat(300))).toEqual([])
+  })
+
+  it('records the route’s template as the path, never the path a client sent', async () => {
+    const card = '4111111111111111'
+    for (const [url, path] of [
+      [`/v1/X-${card}`, '{unmatched}'],
+      [`/v1/applications/acct-${card}?card=${card}`, '/v1/applications/{application_id}'],
+    ] as const) {
+      const { traceId, headers } = newTrace()
+      const res = await t.request({ method: 'GET', url, headers })
+      expect(res.statusCode).toBe(404)
+      const [server] = await traceSpans(traceId)
+      expect(server?.attributes['url.path']).toBe(path)
+    }
+    expect(leaked(card)).toEqual([])
+  })
+
+  it('never exports a draft’s pattern from the 422 that refuses it', async () => {
+    const secret = 'sk-live-7a0b93c1'
+    const { traceId, headers } = newTrace()
+    const res = await t.request({
+      method: 'POST',
+      url: '/v1/applications/traced/evaluations',
+      headers,
+      payload: {
+        messages: [{ role: 'user', content: 'Hello there' }],
+        draft_policies: [
+          { id: 'draft', rules: [{ type: 'regex', value: `(${secret}(` }], target: ['input'] },
+        ],
+      },
+    })
+    expect(res.statusCode, res.body).toBe(422)
+    expect(res.body).toContain(secret)
+    const spans = await traceSpans(traceId)
+    const evaluation = spans.find((s) => s.name === 'warden.evaluation')
+    expect(evaluation?.attributes['error.type']).toBe('validation_error')
+    expect(leaked(secret)).toEqual([])
+  })
+
+  it('exports only the documented attributes and no error’s message, whatever a span is given', async () => {
+    await expect(
+      inSpan('warden.custom', { 'gen_ai.prompt': 'leak-1', 'warden.application.id': 'bot' }, async (span) => {
+        span?.setAttribute('user.email', 'leak-2')
+        // What OpenTelemetry's GenAI conventions name, but Warden never records.
+        span?.setAttribute('gen_ai.input.messages', '[{"role":"user","parts":[{"content":"leak-7"}]}]')
+        span?.recordException(new Error('leak-3'))
+        span?.addEvent('gen_ai.user.message', { content: 'leak-4' })
+        span?.setStatus({ code: 2, message: 'leak-5' })
+        // JSON.parse's own messages quote the text they could not read.
+        JSON.parse('{"ssn": leak-6}')
+      }),
+    ).rejects.toThrow(SyntaxError)
+    await telemetry.flush()
+    const span = await receiver.spanNamed('warden.custom')
+    expect(span.attributes).toEqual({ 'warden.application.id': 'bot', 'error.type': 'SyntaxError' })
+    expect(span.events.map((e) => [e.name, e.attributes['exception.type']])).toEqual([
+      ['exception', 'Error'],
+      ['exception', 'SyntaxError'],
+    ])
+    expect(span.status).toEqual({ code: 2 })
+    expect(leaked('leak-')).toEqual([])
   })
 })
