@@ -99,6 +99,11 @@ export interface TracingConfig {
   readonly serviceName: string
   /** TRACING_GUARDRAIL_ATTRIBUTES: also set the open proposal's `gen_ai.guardrail.*` attributes. */
   readonly guardrailAttributes: boolean
+  /**
+   * OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: model calls' spans also carry the
+   * messages sent and answered (`gen_ai.input.messages`, `gen_ai.output.messages`), capped.
+   */
+  readonly captureMessageContent: boolean
 }
 
 export type EvaluationLogContent = 'redacted' | 'none' | 'full'
@@ -314,14 +319,16 @@ function otlpEndpoint(env: NodeJS.ProcessEnv, name: string): string {
 /**
  * OpenTelemetry's variables that Warden reads itself: OTEL_SDK_DISABLED, OTEL_TRACES_EXPORTER
  * (`otlp`, the default, or `none`), OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (used as is) or
- * OTEL_EXPORTER_OTLP_ENDPOINT (`/v1/traces` appended) and OTEL_SERVICE_NAME (default `warden`);
- * TRACING_GUARDRAIL_ATTRIBUTES is Warden's. Every switch is checked even when tracing is off.
- * OTEL_EXPORTER_OTLP_HEADERS, the sampler's and the exporter's other variables are read by
- * OpenTelemetry's SDK when tracing starts. Tracing is on only when an endpoint is set.
+ * OTEL_EXPORTER_OTLP_ENDPOINT (`/v1/traces` appended), OTEL_SERVICE_NAME (default `warden`) and
+ * OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT (off by default); TRACING_GUARDRAIL_ATTRIBUTES
+ * is Warden's. Every switch is checked even when tracing is off. OTEL_EXPORTER_OTLP_HEADERS, the
+ * sampler's and the exporter's other variables are read by OpenTelemetry's SDK when tracing
+ * starts. Tracing is on only when an endpoint is set.
  */
 function tracing(env: NodeJS.ProcessEnv): TracingConfig | null {
   const disabled = flag(env, 'OTEL_SDK_DISABLED')
   const guardrailAttributes = flag(env, 'TRACING_GUARDRAIL_ATTRIBUTES')
+  const captureMessageContent = flag(env, 'OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT')
   const tracesEndpoint = otlpEndpoint(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT')
   const endpoint = otlpEndpoint(env, 'OTEL_EXPORTER_OTLP_ENDPOINT')
   if (disabled) return null
@@ -333,6 +340,7 @@ function tracing(env: NodeJS.ProcessEnv): TracingConfig | null {
     url,
     serviceName: env.OTEL_SERVICE_NAME?.trim() || 'warden',
     guardrailAttributes,
+    captureMessageContent,
   })
 }
 

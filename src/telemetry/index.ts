@@ -28,6 +28,7 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { resourceFromAttributes } from '@opentelemetry/resources'
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import type { TracingConfig } from '../config.js'
+import { inputMessages, messagesJson, ReplyAssembler } from './content.js'
 import { errorType, exceptionFrames, RedactingSpanProcessor } from './redaction.js'
 
 export type { Span } from '@opentelemetry/api'
@@ -35,6 +36,8 @@ export type { Span } from '@opentelemetry/api'
 interface Active {
   tracer: Tracer
   guardrail: boolean
+  /** OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: model calls' messages are recorded. */
+  content: boolean
 }
 let active: Active | null = null
 
@@ -52,13 +55,19 @@ export function startTelemetry(settings: TracingConfig | null): Telemetry | null
   const exporter = new OTLPTraceExporter({ url: settings.url })
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': settings.serviceName }),
-    spanProcessors: [new RedactingSpanProcessor(new BatchSpanProcessor(exporter))],
+    spanProcessors: [
+      new RedactingSpanProcessor(new BatchSpanProcessor(exporter), settings.captureMessageContent),
+    ],
   })
   const contextManager = new AsyncLocalStorageContextManager().enable()
   context.setGlobalContextManager(contextManager)
   propagation.setGlobalPropagator(new W3CTraceContextPropagator())
   trace.setGlobalTracerProvider(provider)
-  active = { tracer: provider.getTracer('warden'), guardrail: settings.guardrailAttributes }
+  active = {
+    tracer: provider.getTracer('warden'),
+    guardrail: settings.guardrailAttributes,
+    content: settings.captureMessageContent,
+  }
   return {
     flush: () => provider.forceFlush(),
     async shutdown() {
@@ -140,25 +149,56 @@ export interface ModelCall {
   /** The provider: the application's `provider`, or `openai` for an OpenAI-compatible judge. */
   provider: string
   model: string
+  /** The messages sent (an OpenAI `messages` list): recorded only when content capture is on. */
+  input?: unknown
 }
 
 /**
  * A span over a model call, as the GenAI conventions name it (`{operation} {model}`, kind
  * client): the guarded chat completion's upstream call, a judge's or a guard's call. Set the
- * answer's usage with `recordUsage`.
+ * answer's usage with `recordUsage`, and its messages with `recordOutput` or `outputCapture`.
+ * With content capture on, the messages sent are `gen_ai.input.messages`.
  */
 export function modelCallSpan<T>(call: ModelCall, fn: (span: Span | undefined) => T): T {
   if (active === null) return fn(undefined)
+  const attributes: Attributes = {
+    'gen_ai.operation.name': call.operation,
+    'gen_ai.provider.name': call.provider,
+    'gen_ai.request.model': call.model,
+  }
+  const content = active.content && call.input !== undefined
   return inSpan(
     `${call.operation} ${call.model}`,
-    {
-      'gen_ai.operation.name': call.operation,
-      'gen_ai.provider.name': call.provider,
-      'gen_ai.request.model': call.model,
+    attributes,
+    (span) => {
+      // Put together only for a span that records (sampled in).
+      if (content && span?.isRecording())
+        span.setAttribute('gen_ai.input.messages', messagesJson(inputMessages(call.input), 'last'))
+      return fn(span)
     },
-    fn,
     { kind: SpanKind.CLIENT },
   )
+}
+
+/**
+ * A model's reply, put together as it comes, for its call's span (`gen_ai.output.messages`);
+ * null unless content capture is on and the call has a recording span. `end` records it.
+ */
+export function outputCapture(span: Span | undefined): { add(answer: unknown): void; end(): void } | null {
+  if (span === undefined || active?.content !== true || !span.isRecording()) return null
+  const reply = new ReplyAssembler()
+  return {
+    add: (answer) => reply.add(answer),
+    end: () => span.setAttribute('gen_ai.output.messages', messagesJson(reply.messages(), 'first')),
+  }
+}
+
+/** A model's reply (a chat completion, or a stream's chunks) on its call's span: see `outputCapture`. */
+export function recordOutput(span: Span | undefined, answers: readonly unknown[]): void {
+  const capture = outputCapture(span)
+  if (capture === null) return
+  for (const answer of answers) capture.add(answer)
+  capture.end()
 }
 
 /** An OpenAI `usage` object's tokens, and the model that answered, on a model call's span. */

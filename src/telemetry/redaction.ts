@@ -16,10 +16,12 @@ export const MAX_SPAN_NAME_LENGTH = 128
 export const MAX_ATTRIBUTE_LENGTH = 256
 /** The most entries of a list attribute. */
 export const MAX_LIST_LENGTH = 64
+/** The most UTF-16 code units of a captured content attribute (JSON: `gen_ai.input.messages`, …). */
+export const MAX_CONTENT_LENGTH = 32_768
 /** The most UTF-16 code units of an exception's stack frames. */
 const MAX_STACK_LENGTH = 4096
 
-type Kind = 'text' | 'number' | 'boolean' | 'texts'
+type Kind = 'text' | 'number' | 'boolean' | 'texts' | 'content'
 
 /** The attributes a span may export, and what each holds; any other is dropped. */
 const SPAN_ATTRIBUTES: ReadonlyMap<string, Kind> = new Map<string, Kind>([
@@ -47,6 +49,9 @@ const SPAN_ATTRIBUTES: ReadonlyMap<string, Kind> = new Map<string, Kind>([
   ['gen_ai.guardrail.name', 'text'],
   ['gen_ai.guardrail.decision.type', 'text'],
   ['gen_ai.guardrail.policy.id', 'texts'],
+  // Only with OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true.
+  ['gen_ai.input.messages', 'content'],
+  ['gen_ai.output.messages', 'content'],
 ])
 
 /** The attributes an `exception` event may export: its type and stack frames, never its message. */
@@ -78,7 +83,11 @@ export function safeText(text: string, max = MAX_ATTRIBUTE_LENGTH): string {
 }
 
 /** An attribute's value as its kind allows, or undefined to drop it. */
-function safeValue(kind: Kind, value: AttributeValue | undefined): AttributeValue | undefined {
+function safeValue(
+  kind: Kind,
+  value: AttributeValue | undefined,
+  content: boolean,
+): AttributeValue | undefined {
   switch (kind) {
     case 'text':
       return typeof value === 'string' ? safeText(value) : undefined
@@ -93,6 +102,9 @@ function safeValue(kind: Kind, value: AttributeValue | undefined): AttributeValu
             .filter((v): v is string => typeof v === 'string')
             .map((v) => safeText(v))
         : undefined
+    case 'content':
+      // Valid JSON made by content.ts within the cap; cut (and no longer JSON) only if not.
+      return content && typeof value === 'string' ? capped(value, MAX_CONTENT_LENGTH) : undefined
   }
 }
 
@@ -100,12 +112,13 @@ function safeValue(kind: Kind, value: AttributeValue | undefined): AttributeValu
 function safeAttributes(
   attributes: Attributes,
   allowed: (key: string) => Kind | undefined,
+  content: boolean,
 ): { attributes: Attributes; dropped: number } {
   const safe: Attributes = {}
   let dropped = 0
   for (const [key, value] of Object.entries(attributes)) {
     const kind = allowed(key)
-    const made = kind === undefined ? undefined : safeValue(kind, value)
+    const made = kind === undefined ? undefined : safeValue(kind, value, content)
     if (made === undefined) dropped++
     else safe[key] = made
   }
@@ -159,12 +172,12 @@ export const exceptionFrames = (error: unknown): string =>
   error instanceof Error && typeof error.stack === 'string' ? stackFrames(error.stack) : ''
 
 /**
- * The span as it may leave Warden: its name capped and cleaned, only the listed attributes, only
- * `exception` events and those without a message, its status without a description, links
- * without attributes.
+ * The span as it may leave Warden: its name capped and cleaned, only the listed attributes (the
+ * content ones only when `content`), only `exception` events and those without a message, its
+ * status without a description, links without attributes.
  */
-export function redactedSpan(span: ReadableSpan): ReadableSpan {
-  const { attributes, dropped } = safeAttributes(span.attributes, (key) => SPAN_ATTRIBUTES.get(key))
+export function redactedSpan(span: ReadableSpan, content: boolean): ReadableSpan {
+  const { attributes, dropped } = safeAttributes(span.attributes, (key) => SPAN_ATTRIBUTES.get(key), content)
   const events = span.events.map(safeEvent).filter((e): e is TimedEvent => e !== null)
   const context: SpanContext = span.spanContext()
   return {
@@ -193,14 +206,18 @@ export function redactedSpan(span: ReadableSpan): ReadableSpan {
  * of Warden for every span.
  */
 export class RedactingSpanProcessor implements SpanProcessor {
-  constructor(private readonly next: SpanProcessor) {}
+  constructor(
+    private readonly next: SpanProcessor,
+    /** OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: content attributes are kept. */
+    private readonly content: boolean,
+  ) {}
 
   onStart(span: Span, parentContext: Context): void {
     this.next.onStart(span, parentContext)
   }
 
   onEnd(span: ReadableSpan): void {
-    this.next.onEnd(redactedSpan(span))
+    this.next.onEnd(redactedSpan(span, this.content))
   }
 
   forceFlush(): Promise<void> {

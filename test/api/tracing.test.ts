@@ -389,7 +389,7 @@ describe('traces exported over OTLP/HTTP', () => {
     await expect(
       inSpan('warden.custom', { 'gen_ai.prompt': 'leak-1', 'warden.application.id': 'bot' }, async (span) => {
         span?.setAttribute('user.email', 'leak-2')
-        // What OpenTelemetry's GenAI conventions name, but Warden never records.
+        // Message content only with OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true.
         span?.setAttribute('gen_ai.input.messages', '[{"role":"user","parts":[{"content":"leak-7"}]}]')
         span?.recordException(new Error('leak-3'))
         span?.addEvent('gen_ai.user.message', { content: 'leak-4' })
@@ -407,5 +407,182 @@ describe('traces exported over OTLP/HTTP', () => {
     ])
     expect(span.status).toEqual({ code: 2 })
     expect(leaked('leak-')).toEqual([])
+  })
+})
+
+describe('message content, with OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true', () => {
+  let receiver: Awaited<ReturnType<typeof startOtlpReceiver>>
+  let telemetry: Telemetry
+  let t: TestApp
+  let double: UpstreamDouble
+
+  beforeAll(async () => {
+    double = await startUpstreamDouble()
+    receiver = await startOtlpReceiver()
+    const env = {
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true',
+      PROVIDER_DOUBLE_BASE_URL: double.baseUrl,
+    }
+    const started = startTelemetry(loadConfig(env).tracing)
+    if (!started) throw new Error('tracing did not start')
+    telemetry = started
+    t = await createTestApp('sqlite', env)
+    for (const [url, payload] of [
+      [
+        '/v1/applications',
+        { id: 'captured', name: 'Captured', description: '', provider: 'double', model: 'm' },
+      ],
+      ['/v1/applications/captured/policies', { id: 'no-pii', rules: [{ type: 'pii' }], target: ['output'] }],
+    ] as const) {
+      const res = await t.request({ method: 'POST', url, payload })
+      expect(res.statusCode, res.body).toBe(201)
+    }
+  })
+  afterAll(async () => {
+    await t.close()
+    await double.close()
+    await telemetry.shutdown()
+    await receiver.close()
+  })
+
+  let traces = 0
+  /** The model call's span of one chat completion, and the completion's answer. */
+  async function completionCall(payload: object, headers: Record<string, string> = {}) {
+    const traceId = `c0de${String(++traces).padStart(28, '0')}`
+    const res = await t.request({
+      method: 'POST',
+      url: '/v1/applications/captured/chat/completions',
+      headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-01`, ...headers },
+      payload,
+    })
+    expect(res.statusCode, res.body).toBe(200)
+    await telemetry.flush()
+    await receiver.spanWhere((s) => s.traceId === traceId && s.kind === 2)
+    await telemetry.flush()
+    const call = receiver.spans.find((s) => s.traceId === traceId && s.name === 'chat m')
+    if (!call) throw new Error('no model call span')
+    return call
+  }
+  const parsed = (value: unknown) =>
+    JSON.parse(String(value)) as { role: string; parts: { content?: string }[] }[]
+
+  it('records the messages sent and answered on the model call’s span, as the GenAI conventions write them', async () => {
+    const messages = [
+      { role: 'system', content: 'Answer in one line.' },
+      { role: 'user', content: 'When does my order ship?' },
+    ]
+    for (const [stream, headers] of [
+      [false, {}],
+      [true, {}],
+      [true, { 'x-warden-stream': 'buffered' }],
+    ] as const) {
+      double.script(
+        stream
+          ? { chunks: chunksOf('Your order ships today.') }
+          : { json: completion('Your order ships today.') },
+      )
+      const call = await completionCall({ messages, ...(stream ? { stream: true } : {}) }, headers)
+      expect(parsed(call.attributes['gen_ai.input.messages'])).toEqual([
+        { role: 'system', parts: [{ type: 'text', content: 'Answer in one line.' }] },
+        { role: 'user', parts: [{ type: 'text', content: 'When does my order ship?' }] },
+      ])
+      expect(parsed(call.attributes['gen_ai.output.messages'])).toEqual([
+        {
+          role: 'assistant',
+          parts: [{ type: 'text', content: 'Your order ships today.' }],
+          finish_reason: 'stop',
+        },
+      ])
+    }
+  })
+
+  it('writes tool calls and tools’ results as parts of their own, a stream’s put together from its deltas', async () => {
+    const base = { id: 'chatcmpl-upstream', object: 'chat.completion.chunk', created: 1, model: 'm' }
+    const delta = (d: object, finish: string | null = null) => ({
+      ...base,
+      choices: [{ index: 0, delta: d, finish_reason: finish }],
+    })
+    const asked = {
+      id: 'call_2',
+      type: 'function',
+      function: { name: 'ship_date', arguments: '{"order":"A-7"}' },
+    }
+    for (const stream of [false, true]) {
+      double.script(
+        stream
+          ? {
+              chunks: [
+                delta({
+                  role: 'assistant',
+                  tool_calls: [{ index: 0, ...asked, function: { name: 'ship_date', arguments: '' } }],
+                }),
+                delta({ tool_calls: [{ index: 0, function: { arguments: '{"order":' } }] }),
+                delta({ tool_calls: [{ index: 0, function: { arguments: '"A-7"}' } }] }),
+                delta({}, 'tool_calls'),
+              ],
+            }
+          : {
+              json: completion('', {
+                choices: [
+                  {
+                    index: 0,
+                    message: { role: 'assistant', content: null, tool_calls: [asked] },
+                    finish_reason: 'tool_calls',
+                  },
+                ],
+              }),
+            },
+      )
+      const call = await completionCall({
+        messages: [
+          { role: 'user', content: 'Where is A-7?' },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              { id: 'call_1', type: 'function', function: { name: 'track', arguments: '{"order":"A-7"}' } },
+            ],
+          },
+          { role: 'tool', tool_call_id: 'call_1', content: 'In transit' },
+        ],
+        ...(stream ? { stream: true } : {}),
+      })
+      expect(parsed(call.attributes['gen_ai.input.messages'])).toEqual([
+        { role: 'user', parts: [{ type: 'text', content: 'Where is A-7?' }] },
+        {
+          role: 'assistant',
+          parts: [{ type: 'tool_call', id: 'call_1', name: 'track', arguments: '{"order":"A-7"}' }],
+        },
+        { role: 'tool', parts: [{ type: 'tool_call_response', id: 'call_1', response: 'In transit' }] },
+      ])
+      expect(parsed(call.attributes['gen_ai.output.messages'])).toEqual([
+        {
+          role: 'assistant',
+          parts: [{ type: 'tool_call', id: 'call_2', name: 'ship_date', arguments: '{"order":"A-7"}' }],
+          finish_reason: 'tool_calls',
+        },
+      ])
+    }
+  })
+
+  it('caps each text, and the whole, dropping the oldest messages first', async () => {
+    const long = `${'a'.repeat(50_000)}`
+    const turns = Array.from({ length: 8 }, (_, i) => ({
+      role: i % 2 === 0 ? 'user' : 'assistant',
+      content: `turn ${i} ${'x'.repeat(7000)}`,
+    }))
+    for (const messages of [[{ role: 'user', content: long }], turns]) {
+      const call = await completionCall({ messages })
+      for (const key of ['gen_ai.input.messages', 'gen_ai.output.messages']) {
+        const value = String(call.attributes[key])
+        expect(value.length).toBeLessThanOrEqual(32_768)
+        for (const message of parsed(value))
+          for (const part of message.parts) expect(part.content?.length ?? 0).toBeLessThanOrEqual(8192)
+      }
+      const input = parsed(call.attributes['gen_ai.input.messages'])
+      expect(input.at(-1)?.parts[0]?.content).toMatch(messages === turns ? /^turn 7 x+$/ : /^a{8191}…$/)
+      if (messages === turns) expect(input.length).toBeLessThan(turns.length)
+    }
   })
 })

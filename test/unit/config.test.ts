@@ -224,6 +224,7 @@ describe('loadConfig', () => {
         url: 'http://c:4318/v1/traces',
         serviceName: 'warden',
         guardrailAttributes: false,
+        captureMessageContent: false,
       })
       expect(
         loadConfig({
@@ -231,11 +232,13 @@ describe('loadConfig', () => {
           OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://t:9/traces',
           OTEL_SERVICE_NAME: 'warden-eu',
           TRACING_GUARDRAIL_ATTRIBUTES: ' TRUE ',
+          OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true',
         }).tracing,
       ).toEqual({
         url: 'http://t:9/traces',
         serviceName: 'warden-eu',
         guardrailAttributes: true,
+        captureMessageContent: true,
       })
       expect(
         loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c', OTEL_SDK_DISABLED: 'true' }).tracing,
@@ -246,7 +249,24 @@ describe('loadConfig', () => {
       expect(Object.isFrozen(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c' }).tracing)).toBe(true)
     })
 
+    it('captures no message content unless OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT is true', () => {
+      const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' }
+      const capture = (value?: string) =>
+        loadConfig({
+          ...endpoint,
+          ...(value === undefined ? {} : { OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: value }),
+        }).tracing?.captureMessageContent
+      expect(capture()).toBe(false)
+      expect(capture('')).toBe(false)
+      expect(capture('false')).toBe(false)
+      expect(capture('False')).toBe(false)
+      expect(capture('true')).toBe(true)
+    })
+
     it.each([
+      ['OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT', 'yes'],
+      ['OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT', '1'],
+      ['OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT', 'ture'],
       ['OTEL_SDK_DISABLED', 'on'],
       ['OTEL_SDK_DISABLED', '1'],
       ['TRACING_GUARDRAIL_ATTRIBUTES', 'yes'],
