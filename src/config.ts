@@ -87,6 +87,23 @@ export interface Config {
   readonly streamWindowChars: number
   /** The operator's guard detectors (GUARD_<NAME>_…; docs/guards.md), by their lower-cased NAME. */
   readonly guards: GuardDirectory
+  /** Traces over OTLP/HTTP (OpenTelemetry's OTEL_* variables; docs/tracing.md); null: off. */
+  readonly tracing: TracingConfig | null
+}
+
+/** What OpenTelemetry's standard variables, and Warden's own, ask of tracing (docs/tracing.md). */
+export interface TracingConfig {
+  /** The OTLP/HTTP traces endpoint (…/v1/traces). */
+  readonly url: string
+  /** OTEL_SERVICE_NAME (default `warden`). */
+  readonly serviceName: string
+  /** TRACING_GUARDRAIL_ATTRIBUTES: also set the open proposal's `gen_ai.guardrail.*` attributes. */
+  readonly guardrailAttributes: boolean
+  /**
+   * OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: model calls' spans also carry the
+   * messages sent and answered (`gen_ai.input.messages`, `gen_ai.output.messages`), capped.
+   */
+  readonly captureMessageContent: boolean
 }
 
 export type EvaluationLogContent = 'redacted' | 'none' | 'full'
@@ -271,6 +288,62 @@ function providers(env: NodeJS.ProcessEnv): ProviderDirectory {
   })
 }
 
+/**
+ * A boolean variable: `true` or `false` (any case, blanks around ignored), `fallback` when unset
+ * or empty; anything else is refused, never read as false.
+ */
+export function flag(env: NodeJS.ProcessEnv, name: string, fallback = false): boolean {
+  const raw = env[name]
+  if (raw === undefined || raw.trim() === '') return fallback
+  const value = raw.trim().toLowerCase()
+  if (value === 'true') return true
+  if (value === 'false') return false
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`)
+}
+
+/** An OTLP endpoint: an http:// or https:// URL, or a ConfigError naming the variable. */
+function otlpEndpoint(env: NodeJS.ProcessEnv, name: string): string {
+  const raw = env[name]?.trim() ?? ''
+  if (raw === '') return ''
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    throw new ConfigError(`${name} is not a valid URL: "${raw}"`)
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new ConfigError(`${name} must start with http:// or https://`)
+  return raw
+}
+
+/**
+ * OpenTelemetry's variables that Warden reads itself: OTEL_SDK_DISABLED, OTEL_TRACES_EXPORTER
+ * (`otlp`, the default, or `none`), OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (used as is) or
+ * OTEL_EXPORTER_OTLP_ENDPOINT (`/v1/traces` appended), OTEL_SERVICE_NAME (default `warden`) and
+ * OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT (off by default); TRACING_GUARDRAIL_ATTRIBUTES
+ * is Warden's. Every switch is checked even when tracing is off. OTEL_EXPORTER_OTLP_HEADERS, the
+ * sampler's and the exporter's other variables are read by OpenTelemetry's SDK when tracing
+ * starts. Tracing is on only when an endpoint is set.
+ */
+function tracing(env: NodeJS.ProcessEnv): TracingConfig | null {
+  const disabled = flag(env, 'OTEL_SDK_DISABLED')
+  const guardrailAttributes = flag(env, 'TRACING_GUARDRAIL_ATTRIBUTES')
+  const captureMessageContent = flag(env, 'OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT')
+  const tracesEndpoint = otlpEndpoint(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT')
+  const endpoint = otlpEndpoint(env, 'OTEL_EXPORTER_OTLP_ENDPOINT')
+  if (disabled) return null
+  const exporters = (env.OTEL_TRACES_EXPORTER ?? 'otlp').split(',').map((e) => e.trim())
+  if (!exporters.includes('otlp')) return null
+  const url = tracesEndpoint || (endpoint ? `${endpoint.replace(/\/+$/, '')}/v1/traces` : '')
+  if (!url) return null
+  return Object.freeze({
+    url,
+    serviceName: env.OTEL_SERVICE_NAME?.trim() || 'warden',
+    guardrailAttributes,
+    captureMessageContent,
+  })
+}
+
 const LOG_CONTENTS: readonly EvaluationLogContent[] = ['redacted', 'none', 'full']
 
 /** Reads and validates the environment; throws ConfigError with one clear line on bad input. */
@@ -326,6 +399,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     evaluationPoolMinMs: integer(env, 'EVALUATION_POOL_MIN_MS', 40, 0, 60_000),
     streamWindowChars: integer(env, 'STREAM_WINDOW_CHARS', 400, 1, 100_000),
     guards: loadGuards(env),
+    tracing: tracing(env),
   })
 }
 

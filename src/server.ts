@@ -44,7 +44,7 @@ export async function serve(config: Config): Promise<FastifyInstance> {
   // start-up here rather than failing toxicity and prompt_injection rules later.
   const classifiers = shippedClassifiers()
   // Traces over OTLP/HTTP when OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is set (docs/tracing.md).
-  const telemetry = startTelemetry(process.env)
+  const telemetry = startTelemetry(config.tracing)
   if (telemetry) logger.info('tracing: spans exported over OTLP/HTTP')
   const store = openStore(config.store)
   const { migrations, documents } = await prepareStore(store)

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
 import { postJson, readBody } from '../net/outbound.js'
-import { modelCallSpan, recordUsage } from '../telemetry/index.js'
+import { modelCallSpan, recordOutput, recordUsage } from '../telemetry/index.js'
 import { WorkspaceSlots } from '../workspace-slots.js'
 import {
   type Judge,
@@ -57,11 +57,15 @@ function aborted(): JudgeError {
   return new JudgeError('judge call aborted')
 }
 
-/** The usage and model of a judge's answer on its span (traced only); an answer that is not JSON sets none. */
+/**
+ * The usage and model of a judge's answer on its span (traced only), and its reply with content
+ * capture on; an answer that is not JSON sets none.
+ */
 function recordAnswerUsage(span: Parameters<typeof recordUsage>[0], text: string): void {
   try {
     const answer = JSON.parse(text) as { usage?: Record<string, unknown>; model?: unknown }
     recordUsage(span, answer.usage, answer.model)
+    recordOutput(span, [answer])
   } catch {
     // Not JSON: parseJudgeAnswer says so to the rule.
   }
@@ -108,20 +112,21 @@ export function createOpenAiJudge(options: OpenAiJudgeOptions): Judge {
     }
     try {
       const prompt = judgePrompt(question, randomBytes(12).toString('hex'))
+      const messages = [
+        { role: 'system', content: prompt.system },
+        { role: 'user', content: prompt.user },
+      ]
       const body = JSON.stringify({
         model,
         temperature: 0,
         response_format: { type: 'json_object' },
-        messages: [
-          { role: 'system', content: prompt.system },
-          { role: 'user', content: prompt.user },
-        ],
+        messages,
       })
       let status: number
       let text: string
       try {
         ;({ status, text } = await modelCallSpan(
-          { operation: 'chat', provider: 'openai', model },
+          { operation: 'chat', provider: 'openai', model, input: messages },
           async (span) => {
             const response = await postJson(url, headers, body, AbortSignal.any([signal, timeout]))
             const answered = {

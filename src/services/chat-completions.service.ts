@@ -30,7 +30,14 @@ import {
 import type { Application } from '../schemas/applications.js'
 import type { ChatCompletionRequest, WardenOutcome } from '../schemas/chat-completions.js'
 import type { Evaluation } from '../schemas/evaluations.js'
-import { type ModelCall, modelCallSpan, recordUsage, type Span } from '../telemetry/index.js'
+import {
+  type ModelCall,
+  modelCallSpan,
+  outputCapture,
+  recordOutput,
+  recordUsage,
+  type Span,
+} from '../telemetry/index.js'
 import type { ApplicationsService } from './applications.service.js'
 import type { Clock } from './clock.js'
 import type { EvaluationRecord } from './evaluation-log.service.js'
@@ -79,11 +86,15 @@ const PATH_POINTER = '#/path/application_id'
 const isObject = (value: unknown): value is Json =>
   typeof value === 'object' && value !== null && !Array.isArray(value)
 
-/** The upstream call as OpenTelemetry's GenAI conventions name it: a chat with the application's provider. */
-const modelCall = (application: Application, model: string): ModelCall => ({
+/**
+ * The upstream call as OpenTelemetry's GenAI conventions name it: a chat with the application's
+ * provider, and the messages sent (on the span only with content capture on).
+ */
+const modelCall = (application: Application, model: string, body: Json): ModelCall => ({
   operation: 'chat',
   provider: application.provider ?? 'unknown',
   model,
+  input: body.messages,
 })
 
 /** The chunk of a stream that carries its usage (the last with `usage`), if any. */
@@ -176,7 +187,7 @@ export class ChatCompletionsService {
           inputDecided,
           plan,
           signal,
-          modelCall(application, model),
+          modelCall(application, model, body),
         )
     }
 
@@ -185,7 +196,7 @@ export class ChatCompletionsService {
     let replies: Map<number, ReplyOfChoice>
     let indexes: number[]
     try {
-      reply = await modelCallSpan(modelCall(application, model), async (span) => {
+      reply = await modelCallSpan(modelCall(application, model, body), async (span) => {
         const answered = await callUpstream({
           upstream,
           body,
@@ -196,6 +207,7 @@ export class ChatCompletionsService {
         if (span) {
           const usage = answered.stream ? streamUsage(answered.chunks) : answered.completion
           recordUsage(span, usage?.usage as Json | undefined, usage?.model)
+          recordOutput(span, answered.stream ? answered.chunks.map((c) => c.chunk) : [answered.completion])
         }
         return answered
       })
@@ -275,6 +287,8 @@ export class ChatCompletionsService {
       callSpan = span
       return callEnded
     })
+    // The reply as relayed, for the span (content capture on only).
+    const output = outputCapture(callSpan)
     // Aborted when the stream stops early, though a chunk is being waited for.
     const halt = new AbortController()
     const chunks = streamUpstream({
@@ -313,8 +327,12 @@ export class ChatCompletionsService {
         log: (decided) => this.deps.evaluations.log(decided),
         upstreamChunk: (chunk) => {
           if (callSpan && isObject(chunk.usage)) recordUsage(callSpan, chunk.usage, chunk.model)
+          output?.add(chunk)
         },
-        upstreamEnded: endCall,
+        upstreamEnded: () => {
+          output?.end()
+          endCall()
+        },
       },
       chunks,
     )

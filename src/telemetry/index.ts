@@ -1,7 +1,9 @@
 /**
  * Traces (docs/tracing.md): spans over OTLP/HTTP, configured by OpenTelemetry's standard
- * variables and off unless one names where to send them. Off, every helper here calls its
- * function and nothing else: no span, no context, no allocation beyond the call.
+ * variables (read into Config.tracing) and off unless one names where to send them. Off, every
+ * helper here calls its function and nothing else: no span, no context, no allocation beyond the
+ * call. On, every span leaves through `RedactingSpanProcessor` (redaction.ts): only listed
+ * attributes, capped and cleaned, and no error's message.
  *
  * Spans follow OpenTelemetry's GenAI conventions (`gen_ai.operation.name`, `gen_ai.provider.name`,
  * `gen_ai.request.model`, `gen_ai.usage.*`); the guardrail attributes of the open proposal
@@ -25,45 +27,17 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core'
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { resourceFromAttributes } from '@opentelemetry/resources'
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base'
+import type { TracingConfig } from '../config.js'
+import { inputMessages, messagesJson, ReplyAssembler } from './content.js'
+import { errorType, exceptionFrames, RedactingSpanProcessor } from './redaction.js'
 
 export type { Span } from '@opentelemetry/api'
-
-/** What the standard variables ask for; null: tracing is off. */
-export interface TelemetrySettings {
-  /** The OTLP/HTTP traces endpoint (…/v1/traces). */
-  url: string
-  serviceName: string
-  /** TRACING_GUARDRAIL_ATTRIBUTES: also set the proposal's `gen_ai.guardrail.*` attributes. */
-  guardrailAttributes: boolean
-}
-
-const truthy = (value: string | undefined) => value !== undefined && /^(1|true|yes|on)$/i.test(value.trim())
-
-/**
- * Reads OpenTelemetry's variables: OTEL_SDK_DISABLED, OTEL_TRACES_EXPORTER (`otlp`, the default,
- * or `none`), OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (used as is) or OTEL_EXPORTER_OTLP_ENDPOINT
- * (`/v1/traces` appended), OTEL_SERVICE_NAME (default `warden`); OTEL_EXPORTER_OTLP_HEADERS and
- * the other exporter variables are read by the exporter itself. Tracing is on only when an
- * endpoint is set.
- */
-export function telemetrySettings(env: NodeJS.ProcessEnv): TelemetrySettings | null {
-  if (truthy(env.OTEL_SDK_DISABLED)) return null
-  const exporters = (env.OTEL_TRACES_EXPORTER ?? 'otlp').split(',').map((e) => e.trim())
-  if (!exporters.includes('otlp')) return null
-  const tracesEndpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim()
-  const endpoint = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim()
-  const url = tracesEndpoint || (endpoint ? `${endpoint.replace(/\/+$/, '')}/v1/traces` : '')
-  if (!url) return null
-  return {
-    url,
-    serviceName: env.OTEL_SERVICE_NAME?.trim() || 'warden',
-    guardrailAttributes: truthy(env.TRACING_GUARDRAIL_ATTRIBUTES),
-  }
-}
 
 interface Active {
   tracer: Tracer
   guardrail: boolean
+  /** OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: model calls' messages are recorded. */
+  content: boolean
 }
 let active: Active | null = null
 
@@ -75,19 +49,25 @@ export interface Telemetry {
   shutdown(): Promise<void>
 }
 
-/** Starts tracing when the variables ask for it (see `telemetrySettings`); null when off. */
-export function startTelemetry(env: NodeJS.ProcessEnv): Telemetry | null {
-  const settings = telemetrySettings(env)
+/** Starts tracing as the configuration asks (Config.tracing); null when it is off. */
+export function startTelemetry(settings: TracingConfig | null): Telemetry | null {
   if (settings === null) return null
+  const exporter = new OTLPTraceExporter({ url: settings.url })
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': settings.serviceName }),
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: settings.url }))],
+    spanProcessors: [
+      new RedactingSpanProcessor(new BatchSpanProcessor(exporter), settings.captureMessageContent),
+    ],
   })
   const contextManager = new AsyncLocalStorageContextManager().enable()
   context.setGlobalContextManager(contextManager)
   propagation.setGlobalPropagator(new W3CTraceContextPropagator())
   trace.setGlobalTracerProvider(provider)
-  active = { tracer: provider.getTracer('warden'), guardrail: settings.guardrailAttributes }
+  active = {
+    tracer: provider.getTracer('warden'),
+    guardrail: settings.guardrailAttributes,
+    content: settings.captureMessageContent,
+  }
   return {
     flush: () => provider.forceFlush(),
     async shutdown() {
@@ -107,6 +87,22 @@ export const tracingOn = (): boolean => active !== null
 export const guardrailAttributesOn = (): boolean => active?.guardrail === true
 
 /**
+ * Marks a span failed by `error`: `error.type` and an `exception` event say what the error is
+ * (its code or class, and where it was thrown), never what its message says; the status has no
+ * description. (The redaction at export drops any message that reaches a span otherwise.)
+ */
+export function recordFailure(span: Span, error: unknown): void {
+  const type = errorType(error)
+  span.setAttribute('error.type', type)
+  const frames = exceptionFrames(error)
+  span.addEvent('exception', {
+    'exception.type': type,
+    ...(frames ? { 'exception.stacktrace': frames } : {}),
+  })
+  span.setStatus({ code: SpanStatusCode.ERROR })
+}
+
+/**
  * Runs `fn` in a span named `name` under the active span (or `parent`), ending it when `fn`
  * returns or settles; an error thrown or rejected marks the span as failed and is passed on.
  * Off, it is `fn(undefined)`.
@@ -121,11 +117,7 @@ export function inSpan<T>(
   const parent = options.parent ?? context.active()
   const span = active.tracer.startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes }, parent)
   const failed = (error: unknown) => {
-    span.recordException(error instanceof Error ? error : String(error))
-    span.setStatus({
-      code: SpanStatusCode.ERROR,
-      message: error instanceof Error ? error.message : String(error),
-    })
+    recordFailure(span, error)
     span.end()
   }
   let result: T
@@ -157,25 +149,56 @@ export interface ModelCall {
   /** The provider: the application's `provider`, or `openai` for an OpenAI-compatible judge. */
   provider: string
   model: string
+  /** The messages sent (an OpenAI `messages` list): recorded only when content capture is on. */
+  input?: unknown
 }
 
 /**
  * A span over a model call, as the GenAI conventions name it (`{operation} {model}`, kind
  * client): the guarded chat completion's upstream call, a judge's or a guard's call. Set the
- * answer's usage with `recordUsage`.
+ * answer's usage with `recordUsage`, and its messages with `recordOutput` or `outputCapture`.
+ * With content capture on, the messages sent are `gen_ai.input.messages`.
  */
 export function modelCallSpan<T>(call: ModelCall, fn: (span: Span | undefined) => T): T {
   if (active === null) return fn(undefined)
+  const attributes: Attributes = {
+    'gen_ai.operation.name': call.operation,
+    'gen_ai.provider.name': call.provider,
+    'gen_ai.request.model': call.model,
+  }
+  const content = active.content && call.input !== undefined
   return inSpan(
     `${call.operation} ${call.model}`,
-    {
-      'gen_ai.operation.name': call.operation,
-      'gen_ai.provider.name': call.provider,
-      'gen_ai.request.model': call.model,
+    attributes,
+    (span) => {
+      // Put together only for a span that records (sampled in).
+      if (content && span?.isRecording())
+        span.setAttribute('gen_ai.input.messages', messagesJson(inputMessages(call.input), 'last'))
+      return fn(span)
     },
-    fn,
     { kind: SpanKind.CLIENT },
   )
+}
+
+/**
+ * A model's reply, put together as it comes, for its call's span (`gen_ai.output.messages`);
+ * null unless content capture is on and the call has a recording span. `end` records it.
+ */
+export function outputCapture(span: Span | undefined): { add(answer: unknown): void; end(): void } | null {
+  if (span === undefined || active?.content !== true || !span.isRecording()) return null
+  const reply = new ReplyAssembler()
+  return {
+    add: (answer) => reply.add(answer),
+    end: () => span.setAttribute('gen_ai.output.messages', messagesJson(reply.messages(), 'first')),
+  }
+}
+
+/** A model's reply (a chat completion, or a stream's chunks) on its call's span: see `outputCapture`. */
+export function recordOutput(span: Span | undefined, answers: readonly unknown[]): void {
+  const capture = outputCapture(span)
+  if (capture === null) return
+  for (const answer of answers) capture.add(answer)
+  capture.end()
 }
 
 /** An OpenAI `usage` object's tokens, and the model that answered, on a model call's span. */
@@ -257,10 +280,7 @@ export function ruleSpan<T>(
   try {
     return fn(span)
   } catch (error) {
-    span.setStatus({
-      code: SpanStatusCode.ERROR,
-      message: error instanceof Error ? error.message : String(error),
-    })
+    recordFailure(span, error)
     throw error
   } finally {
     span.end()
@@ -272,32 +292,65 @@ export function callerContext(headers: Record<string, string | string[] | undefi
   return propagation.extract(ROOT_CONTEXT, headers)
 }
 
+/** The methods `http.request.method` names; any other is `_OTHER`, as the HTTP conventions say. */
+const HTTP_METHODS = new Set(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', 'TRACE'])
+
+/** `url.path` of a request no route matched: the path it asked for is never recorded. */
+export const UNMATCHED_PATH = '{unmatched}'
+
+/**
+ * A route's template as the contract writes paths (`/v1/applications/{application_id}`), from
+ * Fastify's (`/v1/applications/:application_id`).
+ */
+export const routePath = (route: string): string => route.replace(/:([A-Za-z0-9_]+)(\([^)]*\))?/g, '{$1}')
+
 /**
  * A server span for one HTTP request (`{method} {route}`), continuing the caller's trace; null
- * when tracing is off. `endHttpSpan` ends it with the status.
+ * when tracing is off. Its `url.path` is the route's template, never the path the client sent
+ * (it holds ids, and whatever a client puts in a path that matches no route). `endHttpSpan`
+ * ends it with the status.
  */
 export function startHttpSpan(
   method: string,
   route: string | undefined,
-  path: string,
   headers: Record<string, string | string[] | undefined>,
 ): { span: Span; context: Context } | null {
   if (active === null) return null
   const parent = callerContext(headers)
-  const attributes: Attributes = { 'http.request.method': method, 'url.path': path }
+  const known = HTTP_METHODS.has(method) ? method : '_OTHER'
+  const attributes: Attributes = {
+    'http.request.method': known,
+    'url.path': route ? routePath(route) : UNMATCHED_PATH,
+  }
   if (route) attributes['http.route'] = route
   const span = active.tracer.startSpan(
-    route ? `${method} ${route}` : method,
+    route ? `${known} ${route}` : known,
     { kind: SpanKind.SERVER, attributes },
     parent,
   )
   return { span, context: trace.setSpan(parent, span) }
 }
 
-/** Ends an HTTP request's span with the status it answered (5xx marks it failed). */
-export function endHttpSpan(span: Span, statusCode: number): void {
-  span.setAttribute('http.response.status_code', statusCode)
-  if (statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR })
+/** What a request's span learns as it ends. */
+export interface HttpOutcome {
+  statusCode: number
+  /** The workspace of the key that called, once authenticated. */
+  workspaceId?: string | undefined
+  /** The error answered, if one was: its code is `error.type` of a 5xx. */
+  error?: unknown
+}
+
+/** Ends an HTTP request's span with the status it answered (5xx marks it failed) and the caller's workspace. */
+export function endHttpSpan(span: Span, outcome: HttpOutcome): void {
+  span.setAttribute('http.response.status_code', outcome.statusCode)
+  if (outcome.workspaceId) span.setAttribute('warden.workspace.id', outcome.workspaceId)
+  if (outcome.statusCode >= 500) {
+    span.setAttribute(
+      'error.type',
+      outcome.error === undefined ? String(outcome.statusCode) : errorType(outcome.error),
+    )
+    span.setStatus({ code: SpanStatusCode.ERROR })
+  }
   span.end()
 }
 

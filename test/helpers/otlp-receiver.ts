@@ -9,6 +9,10 @@ export interface ReceivedSpan {
   name: string
   kind: number
   attributes: Record<string, unknown>
+  /** The span's events (an exception is one), their attributes read alike. */
+  events: { name: string; attributes: Record<string, unknown> }[]
+  /** `code`: 0 unset, 1 ok, 2 error; `message` as sent, if any. */
+  status: { code?: number; message?: string }
   resource: Record<string, unknown>
 }
 
@@ -39,12 +43,22 @@ const attributesOf = (list: KeyValue[] | undefined) =>
 export async function startOtlpReceiver(): Promise<{
   url: string
   spans: ReceivedSpan[]
+  /** Every export request's body as it came, to look for what no span may hold. */
+  bodies: string[]
   /** Resolves with the first span named `name`, as soon as one arrives. */
   spanNamed(name: string): Promise<ReceivedSpan>
+  /** Resolves with the first span `test` accepts, as soon as one arrives. */
+  spanWhere(test: (span: ReceivedSpan) => boolean): Promise<ReceivedSpan>
   close(): Promise<void>
 }> {
   const spans: ReceivedSpan[] = []
-  const waiting: { name: string; resolve: (span: ReceivedSpan) => void }[] = []
+  const bodies: string[] = []
+  const waiting: { test: (span: ReceivedSpan) => boolean; resolve: (span: ReceivedSpan) => void }[] = []
+  const spanWhere = (test: (span: ReceivedSpan) => boolean) => {
+    const found = spans.find(test)
+    if (found) return Promise.resolve(found)
+    return new Promise<ReceivedSpan>((resolve) => waiting.push({ test, resolve }))
+  }
   const read = async (req: IncomingMessage) => {
     const chunks: Buffer[] = []
     for await (const chunk of req) chunks.push(chunk as Buffer)
@@ -56,11 +70,15 @@ export async function startOtlpReceiver(): Promise<{
       return
     }
     read(req).then((body) => {
+      bodies.push(body)
       const payload = JSON.parse(body) as {
         resourceSpans?: {
           resource?: { attributes?: KeyValue[] }
           scopeSpans?: {
-            spans?: (Omit<ReceivedSpan, 'attributes' | 'resource'> & { attributes?: KeyValue[] })[]
+            spans?: (Omit<ReceivedSpan, 'attributes' | 'events' | 'resource'> & {
+              attributes?: KeyValue[]
+              events?: { name: string; attributes?: KeyValue[] }[]
+            })[]
           }[]
         }[]
       }
@@ -75,10 +93,12 @@ export async function startOtlpReceiver(): Promise<{
               name: s.name,
               kind: s.kind,
               attributes: attributesOf(s.attributes),
+              events: (s.events ?? []).map((e) => ({ name: e.name, attributes: attributesOf(e.attributes) })),
+              status: s.status ?? {},
               resource,
             }
             spans.push(span)
-            for (const w of waiting.filter((w) => w.name === span.name)) {
+            for (const w of waiting.filter((w) => w.test(span))) {
               waiting.splice(waiting.indexOf(w), 1)
               w.resolve(span)
             }
@@ -92,11 +112,9 @@ export async function startOtlpReceiver(): Promise<{
   return {
     url: `http://127.0.0.1:${port}`,
     spans,
-    spanNamed(name) {
-      const found = spans.find((s) => s.name === name)
-      if (found) return Promise.resolve(found)
-      return new Promise((resolve) => waiting.push({ name, resolve }))
-    },
+    bodies,
+    spanNamed: (name) => spanWhere((s) => s.name === name),
+    spanWhere,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   }
 }

@@ -216,4 +216,77 @@ describe('loadConfig', () => {
       )
     })
   })
+
+  describe('tracing (OpenTelemetry’s variables)', () => {
+    it('is off unless an OTLP endpoint is set, and off when disabled', () => {
+      expect(loadConfig({}).tracing).toBeNull()
+      expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318/' }).tracing).toEqual({
+        url: 'http://c:4318/v1/traces',
+        serviceName: 'warden',
+        guardrailAttributes: false,
+        captureMessageContent: false,
+      })
+      expect(
+        loadConfig({
+          OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318',
+          OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://t:9/traces',
+          OTEL_SERVICE_NAME: 'warden-eu',
+          TRACING_GUARDRAIL_ATTRIBUTES: ' TRUE ',
+          OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true',
+        }).tracing,
+      ).toEqual({
+        url: 'http://t:9/traces',
+        serviceName: 'warden-eu',
+        guardrailAttributes: true,
+        captureMessageContent: true,
+      })
+      expect(
+        loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c', OTEL_SDK_DISABLED: 'true' }).tracing,
+      ).toBeNull()
+      expect(
+        loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c', OTEL_TRACES_EXPORTER: 'none' }).tracing,
+      ).toBeNull()
+      expect(Object.isFrozen(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c' }).tracing)).toBe(true)
+    })
+
+    it('captures no message content unless OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT is true', () => {
+      const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' }
+      const capture = (value?: string) =>
+        loadConfig({
+          ...endpoint,
+          ...(value === undefined ? {} : { OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: value }),
+        }).tracing?.captureMessageContent
+      expect(capture()).toBe(false)
+      expect(capture('')).toBe(false)
+      expect(capture('false')).toBe(false)
+      expect(capture('False')).toBe(false)
+      expect(capture('true')).toBe(true)
+    })
+
+    it.each([
+      ['OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT', 'yes'],
+      ['OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT', '1'],
+      ['OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT', 'ture'],
+      ['OTEL_SDK_DISABLED', 'on'],
+      ['OTEL_SDK_DISABLED', '1'],
+      ['TRACING_GUARDRAIL_ATTRIBUTES', 'yes'],
+      ['TRACING_GUARDRAIL_ATTRIBUTES', 'enabled'],
+    ])('refuses %s=%s with one clear line, tracing on or off', (name, value) => {
+      for (const endpoint of [{}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' }]) {
+        const load = () => loadConfig({ ...endpoint, [name]: value })
+        expect(load).toThrow(ConfigError)
+        expect(load).toThrow(`${name} must be true or false, got "${value}"`)
+      }
+    })
+
+    it.each([
+      [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }, /OTEL_EXPORTER_OTLP_ENDPOINT must start with http/],
+      [
+        { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'not a url' },
+        /OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is not a valid URL/,
+      ],
+    ])('refuses an endpoint that is no http(s) URL: %j', (env, message) => {
+      expect(() => loadConfig(env)).toThrow(message)
+    })
+  })
 })
