@@ -1,3 +1,4 @@
+import type { Clock } from '../clock.js'
 import { invalid, notFound } from '../errors.js'
 import type { ApiKey, ApiKeyCreate, ApiKeyCreated } from '../schemas/api-keys.js'
 import type { Store } from '../store/database.js'
@@ -5,7 +6,6 @@ import { fromJson } from '../store/dialect.js'
 import { listApiKeysPage, revokeApiKey } from '../store/keys.repository.js'
 import type { ApiKeyRow } from '../store/tables.js'
 import type { AuthenticationService } from './authentication.service.js'
-import type { Clock } from './clock.js'
 import { type Scope, storeNewKey } from './credentials.js'
 import { decodeTextCursor, type Page, toPage } from './support/pagination.js'
 

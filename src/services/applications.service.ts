@@ -1,4 +1,5 @@
 import { v7 as uuidv7 } from 'uuid'
+import type { Clock } from '../clock.js'
 import { conflict } from '../errors.js'
 import type {
   Application,
@@ -17,7 +18,6 @@ import {
 } from '../store/applications.repository.js'
 import type { Store } from '../store/database.js'
 import { isUniqueViolation, toJson } from '../store/dialect.js'
-import type { Clock } from './clock.js'
 import { applicationDocument, applicationFromColumns, type Stored } from './documents.js'
 import { mergePatch } from './support/merge-patch.js'
 import { decodeCursor, documentPage } from './support/pagination.js'

@@ -1,8 +1,8 @@
 import { timingSafeEqual } from 'node:crypto'
+import type { Clock } from '../clock.js'
 import type { Store } from '../store/database.js'
 import { fromJson } from '../store/dialect.js'
 import { findApiKeyByHash } from '../store/keys.repository.js'
-import type { Clock } from './clock.js'
 import { hashSecret, type Principal, type Scope } from './credentials.js'
 
 /** How long an authentication result is reused: half the one-second bound on cross-instance revocation. */

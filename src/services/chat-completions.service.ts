@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import type { Clock } from '../clock.js'
 import { type Config, type ProviderUpstream, providerEnvName } from '../config.js'
 import { invalid } from '../errors.js'
 import {
@@ -39,7 +40,6 @@ import {
   type Span,
 } from '../telemetry/index.js'
 import type { ApplicationsService } from './applications.service.js'
-import type { Clock } from './clock.js'
 import type { EvaluationRecord } from './evaluation-log.service.js'
 import {
   type EvaluationCaller,

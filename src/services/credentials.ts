@@ -1,11 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { v7 as uuidv7 } from 'uuid'
+import type { Clock } from '../clock.js'
 import { SCOPES, type Scope } from '../schemas/api-keys.js'
 import type { Store } from '../store/database.js'
 import { toJson } from '../store/dialect.js'
 import { insertApiKey } from '../store/keys.repository.js'
 import type { ApiKeyRow } from '../store/tables.js'
-import type { Clock } from './clock.js'
 
 /**
  * What an API key is: its secret, how the store keeps it, who it makes the caller. Shared by

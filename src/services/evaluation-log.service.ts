@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import fastJson from 'fast-json-stringify'
+import type { Clock } from '../clock.js'
 import type { EvaluationLogContent } from '../config.js'
 import { AppError, notFound } from '../errors.js'
 import { type RedactedLog, redactedLog } from '../evaluation/redacted-log.js'
@@ -22,7 +23,6 @@ import {
   listEvaluationDocuments,
   oldestEvaluations,
 } from '../store/evaluations.repository.js'
-import type { Clock } from './clock.js'
 import { pageJson } from './documents.js'
 import { encodeCursor } from './support/pagination.js'
 import { applicationNotFound } from './support/records.js'

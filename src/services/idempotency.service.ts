@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto'
+import type { Clock } from '../clock.js'
 import { AppError, conflict, invalid } from '../errors.js'
 import type { Store } from '../store/database.js'
 import { isUniqueViolation } from '../store/dialect.js'
@@ -10,7 +11,6 @@ import {
   insertIdempotencyKey,
   takeOverIdempotencyKey,
 } from '../store/idempotency.repository.js'
-import type { Clock } from './clock.js'
 
 /** How long a key replays its first answer. */
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60

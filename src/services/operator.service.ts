@@ -1,4 +1,5 @@
 import { v7 as uuidv7 } from 'uuid'
+import type { Clock } from '../clock.js'
 import type { Store } from '../store/database.js'
 import { isUniqueViolation, toJson } from '../store/dialect.js'
 import {
@@ -15,7 +16,6 @@ import {
 import type { ApiKeyRow, WorkspaceRow } from '../store/tables.js'
 import { toApiKey } from './api-keys.service.js'
 import type { AuthenticationService } from './authentication.service.js'
-import type { Clock } from './clock.js'
 import { DEFAULT_WORKSPACE, hashSecret, type NewKey, type Scope, storeNewKey } from './credentials.js'
 
 export interface ApiKeyInfo {

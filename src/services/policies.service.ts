@@ -1,3 +1,4 @@
+import type { Clock } from '../clock.js'
 import { conflict, invalid, notFound } from '../errors.js'
 import { evaluablePolicy } from '../evaluation/policy-for-evaluation.js'
 import type { RuleChecks } from '../evaluation/rule-checks.js'
@@ -29,7 +30,6 @@ import {
 import { policyTestVersions, testVersions } from '../store/policy-tests.repository.js'
 import type { Statements } from '../store/statements.js'
 import type { PolicyRevisionRow } from '../store/tables.js'
-import type { Clock } from './clock.js'
 import { policyDocument, policyFromColumns, type Stored } from './documents.js'
 import { type PolicyTestsService, testsFailed } from './policy-tests.service.js'
 import { decodeCursor, documentPage, type Page, toPage } from './support/pagination.js'

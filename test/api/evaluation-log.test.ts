@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
+import type { Clock } from '../../src/clock.js'
 import { loadConfig } from '../../src/config.js'
 import type { Judge } from '../../src/judge/judge.js'
 import { shippedClassifiers } from '../../src/models/shipped.js'
@@ -8,7 +9,6 @@ import {
   evaluate as evaluatePolicies,
   MAX_REPORTED_FINDINGS,
 } from '../../src/rules/evaluate.js'
-import type { Clock } from '../../src/services/clock.js'
 import { EvaluationLogService, logEntry } from '../../src/services/evaluation-log.service.js'
 import { EvaluationsService } from '../../src/services/evaluations.service.js'
 import { createServices } from '../../src/services/index.js'

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { systemClock } from '../../src/clock.js'
 import { AuthenticationService } from '../../src/services/authentication.service.js'
-import { systemClock } from '../../src/services/clock.js'
 import { openStore } from '../../src/store/database.js'
 import { runCli } from '../helpers/process.js'
 import { freshStoreConfig, STORE_KINDS, type TestStoreConfig } from '../helpers/stores.js'

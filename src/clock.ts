@@ -1,4 +1,4 @@
-/** The time, as services read it: handed in, so that tests can set it. */
+/** The time, as Warden reads it: handed in, so that tests can set it. */
 export interface Clock {
   /** Unix time in whole seconds, UTC. */
   nowSeconds(): number
