@@ -244,6 +244,6 @@ export async function buildApp({ config, store, services, logger }: AppOptions):
     ),
   )
   app.addHook('onClose', () => services.evaluationLog.stopRetention())
-  app.addHook('onClose', () => services.evaluations.closePool())
+  app.addHook('onClose', () => services.evaluator.closePool())
   return app
 }

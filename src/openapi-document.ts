@@ -21,7 +21,7 @@ export async function openApiDocument(): Promise<Record<string, unknown>> {
       await app.ready()
       return app.swagger() as unknown as Record<string, unknown>
     } finally {
-      services.evaluations.stop()
+      services.evaluator.stop()
       await app.close()
     }
   } finally {

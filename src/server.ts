@@ -53,7 +53,7 @@ export async function serve(config: Config): Promise<FastifyInstance> {
   const services = createServices({ store, config, classifiers })
   logDetectors(logger, config)
   const { createdSecret } = await services.operator.bootstrap(config.adminKey)
-  await services.evaluations.warmUp()
+  await services.evaluator.warmUp()
   const app = await buildApp({ config, store, services, logger })
 
   let metricsServer: MetricsServer | null = null
@@ -62,7 +62,7 @@ export async function serve(config: Config): Promise<FastifyInstance> {
     if (stopping) return
     stopping = true
     logger.info({ signal }, 'stopping: finishing requests in flight')
-    services.evaluations.stop()
+    services.evaluator.stop()
     const timer = setTimeout(() => {
       logger.error('requests in flight did not finish in time; exiting')
       process.exit(1)
@@ -131,7 +131,7 @@ export async function serve(config: Config): Promise<FastifyInstance> {
   showCreatedKey()
   // The evaluation pool's workers load the offline models (about 0.5 s each) after the server
   // listens, not before: start-up is not held, and evaluations run inline until a worker is up.
-  services.evaluations.startPool()
+  services.evaluator.startPool()
   return app
 }
 

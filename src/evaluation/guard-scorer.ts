@@ -30,7 +30,7 @@ export interface Guards extends GuardScorer {
    * Reads which guards the workspace is granted (its name from the store, once): call before
    * `available`, `granted` or `ask` for a workspace, which read what this found.
    */
-  prepare(workspaceId: string): Promise<void>
+  prepare(workspaceId: string): Promise<void> | undefined
   /** Whether the workspace may use the guard (after `prepare`). */
   granted(name: string, workspaceId: string): boolean
 }
@@ -50,13 +50,16 @@ export function createGuards(directory: GuardDirectory, options: GuardScorerOpti
     restricted.length === 0 ? everywhere : (byWorkspace.get(workspaceId) ?? everywhere)
   return {
     directory,
-    async prepare(workspaceId) {
-      if (restricted.length === 0 || byWorkspace.has(workspaceId)) return
-      const allows = options.allows
-      const granted: GuardConfig[] = [...global]
-      if (allows)
-        for (const guard of restricted) if (await allows(guard.workspaces, workspaceId)) granted.push(guard)
-      byWorkspace.set(workspaceId, availableTo(granted))
+    // Nothing to wait for once a workspace's grants are read: an evaluation then starts at once.
+    prepare(workspaceId) {
+      if (restricted.length === 0 || byWorkspace.has(workspaceId)) return undefined
+      return (async () => {
+        const allows = options.allows
+        const granted: GuardConfig[] = [...global]
+        if (allows)
+          for (const guard of restricted) if (await allows(guard.workspaces, workspaceId)) granted.push(guard)
+        byWorkspace.set(workspaceId, availableTo(granted))
+      })()
     },
     available,
     granted: (name, workspaceId) => available(workspaceId).has(name),

@@ -36,7 +36,7 @@ import type { RedactedLog } from './redacted-log.js'
  */
 
 /**
- * One stored revision (keyed by row and revision; `test-run:…` for a policy under test, kept
+ * One stored revision (keyed by row and revision; `run:…` for a policy compiled for one run, kept
  * only while its run lasts), one draft (key null, compiled for this evaluation only), or a draft
  * body still to be checked like a create, its problems' pointers under `at`.
  */

@@ -33,7 +33,7 @@ if (port === null) throw new Error('the evaluation worker runs only as a worker 
 
 const classifiers = shippedClassifiers()
 const compiled = new LRUCache<string, CompiledPolicy>({ max: COMPILED_CACHE_SIZE })
-/** Policies under test (keys `test-run:…`, one a run): needed only while their run lasts. */
+/** Policies compiled for one run (keys `run:…`: a draft under test): needed only while their run lasts. */
 const testRuns = new LRUCache<string, CompiledPolicy>({ max: 16 })
 
 /** Judge and guard calls waiting for the main thread, by task and call number. */
@@ -119,7 +119,7 @@ async function run(id: number, task: PoolTask): Promise<PoolResult> {
     if (!('key' in sent)) return compilePolicy(sent, mine)
     const { key, policy } = sent
     if (key === null) return compilePolicy(policy, mine)
-    const cache = key.startsWith('test-run:') ? testRuns : compiled
+    const cache = key.startsWith('run:') ? testRuns : compiled
     let found = cache.get(key)
     if (!found) {
       found = compilePolicy(policy, mine)

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { Clock } from '../clock.js'
 import { type Config, type ProviderUpstream, providerEnvName } from '../config.js'
 import { invalid } from '../errors.js'
+import type { Evaluator } from '../evaluation/evaluator.js'
 import {
   type Action,
   type CompletionShell,
@@ -75,7 +76,8 @@ type Json = Record<string, unknown>
 
 export interface ChatCompletionsDependencies {
   applications: Pick<ApplicationsService, 'find'>
-  evaluations: Pick<EvaluationsService, 'evaluateUnlogged' | 'log' | 'scoreWindow'>
+  evaluations: Pick<EvaluationsService, 'evaluateUnlogged' | 'log'>
+  evaluator: Pick<Evaluator, 'scoreWindow'>
   config: Pick<Config, 'providers' | 'providerTimeoutMs' | 'streamWindowChars'>
   clock: Clock
   grants: Pick<WorkspaceGrants, 'allows'>
@@ -306,7 +308,7 @@ export class ChatCompletionsService {
       throw error
     }
     const release = new StreamRelease(plan, this.deps.config.streamWindowChars, (window) =>
-      this.deps.evaluations.scoreWindow(caller.workspaceId, plan.scored, window.text, signal),
+      this.deps.evaluator.scoreWindow(caller.workspaceId, plan.scored, window.text, signal),
     )
     const relay = new StreamRelay(
       {

@@ -1,5 +1,6 @@
 import { type Clock, systemClock } from '../clock.js'
 import type { Config } from '../config.js'
+import { Evaluator } from '../evaluation/evaluator.js'
 import { createGuards, type Guards } from '../evaluation/guard-scorer.js'
 import { EvaluationPool, workerEntry } from '../evaluation/pool.js'
 import { RuleChecks } from '../evaluation/rule-checks.js'
@@ -33,6 +34,8 @@ export interface Services {
   idempotency: IdempotencyService
   transfer: TransferService
   evaluations: EvaluationsService
+  /** The one evaluation core (src/evaluation/evaluator.ts): its pool, its warm-up, its stop. */
+  evaluator: Evaluator
   /** Prometheus metrics; null when METRICS_PORT is 0. */
   metrics: Metrics | null
   chatCompletions: ChatCompletionsService
@@ -129,27 +132,24 @@ export function createServices({
         })
       : null
   const checks = new RuleChecks({ pool, guards })
-  const policyTests = new PolicyTestsService({
-    store,
+  // The one evaluation core: every evaluation, of every service, goes through it.
+  const evaluator = new Evaluator({
     clock,
     judge,
     guards,
     classifiers,
+    metrics,
     pool,
     poolMinMs: config.evaluationPoolMinMs,
-    checks,
+    logRedacted: config.evaluationLogContent === 'redacted',
   })
+  const policyTests = new PolicyTestsService({ store, clock, evaluator, guards, checks })
   const evaluations = new EvaluationsService({
     store,
-    clock,
-    classifiers,
-    judge,
-    guards,
+    evaluator,
     log: evaluationLog,
     metrics,
     maxWork: config.evaluationMaxWork,
-    pool,
-    poolMinMs: config.evaluationPoolMinMs,
   })
   return {
     applications,
@@ -161,9 +161,11 @@ export function createServices({
     idempotency: new IdempotencyService({ store, clock }),
     transfer: new TransferService(store),
     evaluations,
+    evaluator,
     chatCompletions: new ChatCompletionsService({
       applications,
       evaluations,
+      evaluator,
       config,
       clock,
       grants: new WorkspaceGrants({ store }),

@@ -3,24 +3,11 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import { v7 as uuidv7 } from 'uuid'
 import type { Clock } from '../clock.js'
 import { AppError, conflict, type FieldError, invalid, notFound } from '../errors.js'
-import { COMPILE_BUDGET_MS, compileMs, runsInPool, textSize } from '../evaluation/cost.js'
-import { type Guards, guardsForTask } from '../evaluation/guard-scorer.js'
+import type { Evaluator } from '../evaluation/evaluator.js'
+import type { Guards } from '../evaluation/guard-scorer.js'
 import { evaluablePolicy, uncheckedDraft } from '../evaluation/policy-for-evaluation.js'
-import type { EvaluationPool } from '../evaluation/pool.js'
 import type { RuleChecks } from '../evaluation/rule-checks.js'
-import { classifiersFor } from '../evaluation/workspace-classifiers.js'
-import type { Judge } from '../judge/judge.js'
-import {
-  type Classifiers,
-  type CompiledPolicy,
-  compilePolicy,
-  countedVerdict,
-  type EvaluablePolicy,
-  type EvaluationOutcome,
-  evaluate,
-  NO_JUDGE,
-  type PolicyResult,
-} from '../rules/evaluate.js'
+import { countedVerdict, type EvaluablePolicy, NO_JUDGE, type PolicyResult } from '../rules/evaluate.js'
 import type { Evaluation } from '../schemas/evaluations.js'
 import type { ToolCall } from '../schemas/messages.js'
 import type { PolicyCreate } from '../schemas/policies.js'
@@ -171,14 +158,10 @@ export class PolicyTestsService {
     private readonly deps: {
       store: Store
       clock: Clock
-      judge: Judge | null
+      /** The one evaluation core, which evaluates every case. */
+      evaluator: Evaluator
       /** The guard detectors configured; none: null. */
       guards?: Guards | null
-      classifiers: Classifiers
-      /** Where a case estimated at `poolMinMs` or more is evaluated (as an evaluation would be); none: every case on the event loop. */
-      pool?: EvaluationPool | null
-      /** EVALUATION_POOL_MIN_MS. */
-      poolMinMs: number
       checks: RuleChecks
     },
   ) {}
@@ -367,7 +350,13 @@ export class PolicyTestsService {
     if (!row) throw await this.missing(statements, key)
     const policy = draft ?? evaluablePolicy(policyFromColumns(row))
     const cases = await listAllPolicyTests(db, key)
-    const results = await this.runCases(key, policy, cases, signal)
+    const results = await this.runCases(
+      key,
+      policy,
+      cases,
+      signal,
+      draft ? undefined : `${row.seq}:${row.revision}`,
+    )
     const summary = { total: results.length, passed: 0, failed: 0, skipped: 0 }
     for (const result of results) summary[result.outcome]++
     return { policy_id: policyId, revision: policy.revision, summary, results }
@@ -379,28 +368,29 @@ export class PolicyTestsService {
   }
 
   /**
-   * Evaluates each case against `policy` with the services' judge, through the pure evaluator:
-   * a test run is not a production evaluation, and is not logged. Cases run concurrently; the
-   * judge bounds its own calls in flight. A case as costly as an evaluation the pool would take
-   * goes to the pool, and the others give the event loop a turn every few milliseconds: up to
-   * 1,000 cases would otherwise hold it for their sum (docs/evaluation.md, "Large evaluations").
-   * A policy that costs COMPILE_BUDGET_MS or more to compile is compiled only in the pool, and
-   * every case goes there.
+   * Evaluates each case against `policy` through the evaluator, as the evaluation API would (a
+   * case as costly as an evaluation the pool takes goes there): a test run is not a production
+   * evaluation, and is neither logged nor counted. Cases run concurrently (the judge bounds its
+   * own calls in flight), and the event loop gets a turn every few milliseconds: up to 1,000
+   * cases would otherwise hold it for their sum (docs/evaluation.md, "Large evaluations"). A
+   * stored revision (`revisionKey`, row sequence and revision) is the evaluator's cached one, as
+   * evaluations use it; a draft, or a policy as a PATCH would leave it, is compiled once for the run.
    */
   async runCases(
     { workspaceId, applicationId }: Pick<PolicyKey, 'workspaceId' | 'applicationId'>,
     policy: EvaluablePolicy,
     cases: readonly PolicyTestRow[],
     signal?: AbortSignal,
+    revisionKey?: string,
   ): Promise<PolicyTestResult[]> {
-    const { judge, pool } = this.deps
-    await this.deps.guards?.prepare(workspaceId)
-    const compiled =
-      cases.length === 0 || (pool && compileMs(policy.rules) >= COMPILE_BUDGET_MS)
-        ? null
-        : compilePolicy(policy, classifiersFor(this.deps.classifiers, workspaceId))
-    // One key a run: a worker compiles the policy under test once for all of its cases.
-    const key = `test-run:${uuidv7()}`
+    if (cases.length === 0) return []
+    const { evaluator } = this.deps
+    const budget = evaluator.budget()
+    const stored =
+      revisionKey === undefined
+        ? evaluator.transient(workspaceId, policy)
+        : (evaluator.cachedRevision(workspaceId, revisionKey, budget) ??
+          evaluator.revision(workspaceId, revisionKey, policy, budget))
     const running: Promise<PolicyTestResult>[] = []
     let turn = performance.now()
     for (const row of cases) {
@@ -409,60 +399,20 @@ export class PolicyTestsService {
         turn = performance.now()
       }
       const test = testFromRow(row)
-      const conversation = { messages: test.messages, context: test.context }
-      const pooled = runsInPool(pool, this.deps.poolMinMs, {
-        poolOnly: compiled === null,
-        size: textSize(conversation),
-        rules: policy.rules,
-        draftRules: [],
-        judge: judge !== null,
+      const evaluated = evaluator.evaluate({
+        workspace: workspaceId,
+        applicationId,
+        policies: [stored],
+        conversation: { messages: test.messages, context: test.context },
+        ...(signal ? { signal } : {}),
       })
-      const started = performance.now()
-      const outcome = pooled
-        ? pool
-            .run(
-              {
-                workspace: workspaceId,
-                policies: [{ key, policy }],
-                conversation,
-                judge: judge !== null,
-                guards: guardsForTask(this.deps.guards ?? null, workspaceId),
-                timed: false,
-                redact: false,
-                logRedacted: false,
-              },
-              () => signal ?? new AbortController().signal,
-            )
-            .then((result) => result.outcome)
-        : evaluate([compiled as CompiledPolicy], conversation, {
-            judge,
-            guards: this.deps.guards ?? null,
-            workspace: workspaceId,
-            ...(signal ? { signal } : {}),
-          })
-      running.push(outcome.then((decided) => this.result(applicationId, test, decided, started)))
+      running.push(evaluated.then(({ answer }) => this.result(test, answer)))
     }
     return Promise.all(running)
   }
 
-  private result(
-    applicationId: string,
-    test: PolicyTest,
-    outcome: Omit<EvaluationOutcome, 'redactable'>,
-    started: number,
-  ): PolicyTestResult {
-    const { clock } = this.deps
-    const evaluation: Evaluation = {
-      id: uuidv7(),
-      application_id: applicationId,
-      created: clock.nowSeconds(),
-      verdict: outcome.verdict,
-      action: outcome.action,
-      override_response: outcome.override_response,
-      latency_ms: Math.round((performance.now() - started) * 100) / 100,
-      policies: outcome.policies,
-    }
-    const result = outcome.policies[0] as PolicyResult
+  private result(test: PolicyTest, evaluation: Evaluation): PolicyTestResult {
+    const result = evaluation.policies[0] as PolicyResult
     return {
       test_id: test.id,
       outcome: judgeOutcome(test.expected, result),

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import type { Clock } from '../../src/clock.js'
 import { loadConfig } from '../../src/config.js'
+import { Evaluator } from '../../src/evaluation/evaluator.js'
 import type { Judge } from '../../src/judge/judge.js'
 import { shippedClassifiers } from '../../src/models/shipped.js'
 import {
@@ -82,12 +83,9 @@ describe.each(STORE_KINDS)('the evaluation log (%s)', (kind) => {
       log,
       evaluations: new EvaluationsService({
         store: t.store,
-        clock,
-        judge: null,
+        evaluator: new Evaluator({ clock, judge: null, classifiers: shippedClassifiers(), poolMinMs: 0 }),
         log,
-        classifiers: shippedClassifiers(),
         maxWork: defaults.evaluationMaxWork,
-        poolMinMs: defaults.evaluationPoolMinMs,
       }),
     }
   }
@@ -829,12 +827,9 @@ describe.each(STORE_KINDS)('evaluation log retention (%s)', (kind) => {
     const log = new EvaluationLogService({ store: t.store, clock, content: 'redacted', retentionDays: 30 })
     const evaluations = new EvaluationsService({
       store: t.store,
-      clock,
-      judge: null,
+      evaluator: new Evaluator({ clock, judge: null, classifiers: shippedClassifiers(), poolMinMs: 0 }),
       log,
-      classifiers: shippedClassifiers(),
       maxWork: loadConfig({}).evaluationMaxWork,
-      poolMinMs: loadConfig({}).evaluationPoolMinMs,
     })
     const ages = [45, 40, 31, -400, 31, 30.5, 30, 29, 2, 0]
     const kept: string[] = []
@@ -897,12 +892,9 @@ describe.each(STORE_KINDS)('evaluation log retention (%s)', (kind) => {
       })
       const evaluations = new EvaluationsService({
         store: configured.store,
-        clock,
-        judge: null,
+        evaluator: new Evaluator({ clock, judge: null, classifiers: shippedClassifiers(), poolMinMs: 0 }),
         log,
-        classifiers: shippedClassifiers(),
         maxWork: loadConfig({}).evaluationMaxWork,
-        poolMinMs: loadConfig({}).evaluationPoolMinMs,
       })
       const ids: string[] = []
       for (const days of [3, 2.5, 1.5, 0]) {

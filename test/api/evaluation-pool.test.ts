@@ -206,7 +206,7 @@ describe.each(STORE_KINDS)('the evaluation pool (%s)', (kind) => {
       { evaluationWorker: await evaluationWorker() },
     )
     await setUp(t)
-    await t.services.evaluations.closePool()
+    await t.services.evaluator.closePool()
     const res = await evaluate(t, conversation)
     expect(problem(res, 503, 'unavailable').detail).toBe('Warden is stopping')
     await t.close()

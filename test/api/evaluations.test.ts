@@ -621,7 +621,7 @@ describe('evaluations with a judge', () => {
     // Once the judge has the question, the stop comes.
     for (let i = 0; i < 100 && !judge.seen.some((q) => JSON.stringify(q).includes('C.')); i++)
       await new Promise((resolve) => setTimeout(resolve, 20))
-    t.services.evaluations.stop()
+    t.services.evaluator.stop()
     const res = await pending
     expect(res.statusCode).toBe(200)
     // Abandoned, not timed out: the reason says which.

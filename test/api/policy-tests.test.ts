@@ -3,8 +3,9 @@ import { buildApp } from '../../src/app.js'
 import { systemClock } from '../../src/clock.js'
 import { loadConfig } from '../../src/config.js'
 import type { AppError } from '../../src/errors.js'
+import { Evaluator } from '../../src/evaluation/evaluator.js'
 import { RuleChecks } from '../../src/evaluation/rule-checks.js'
-import type { Judge, JudgeQuestion } from '../../src/judge/judge.js'
+import { type Judge, JudgeError, type JudgeQuestion } from '../../src/judge/judge.js'
 import { shippedClassifiers } from '../../src/models/shipped.js'
 import { createServices } from '../../src/services/index.js'
 import { PoliciesService } from '../../src/services/policies.service.js'
@@ -12,6 +13,7 @@ import { PolicyTestsService } from '../../src/services/policy-tests.service.js'
 import { prepareStore } from '../../src/services/store-setup.js'
 import { TransferService } from '../../src/services/transfer.service.js'
 import { openStore } from '../../src/store/database.js'
+import { findPolicy } from '../../src/store/policies.repository.js'
 import { createTestApp, problem, type TestApp } from '../helpers/app.js'
 import { freshStoreConfig, STORE_KINDS } from '../helpers/stores.js'
 
@@ -773,15 +775,18 @@ describe.each(STORE_KINDS)('policy test cases (%s)', (kind) => {
     }
     const servicesWith = (judge: Judge) => {
       const checks = new RuleChecks({ pool: null })
-      const tests = new PolicyTestsService({
-        store: t.store,
+      const evaluator = new Evaluator({
         clock: systemClock,
         judge,
         classifiers: shippedClassifiers(),
         poolMinMs: loadConfig({}).evaluationPoolMinMs,
-        checks,
       })
-      return { tests, policies: new PoliciesService({ store: t.store, clock: systemClock, checks, tests }) }
+      const tests = new PolicyTestsService({ store: t.store, clock: systemClock, evaluator, checks })
+      return {
+        tests,
+        evaluator,
+        policies: new PoliciesService({ store: t.store, clock: systemClock, checks, tests }),
+      }
     }
 
     beforeAll(async () => {
@@ -811,6 +816,39 @@ describe.each(STORE_KINDS)('policy test cases (%s)', (kind) => {
         method: 'judge',
         score: 0.9,
       })
+    })
+
+    it('ends its judge calls when the process stops, as evaluations do: each judged case an error at once', async () => {
+      // A judge that never answers unless abandoned: without the stop, the run would never end.
+      const hanging: Judge = {
+        model: 'hanging-judge',
+        score: (_question, { signal }) =>
+          new Promise((_, reject) => {
+            const abandon = () => reject(new JudgeError('judge call abandoned'))
+            if (signal?.aborted) abandon()
+            else signal?.addEventListener('abort', abandon, { once: true })
+          }),
+      }
+      const stopping = servicesWith(hanging)
+      const run = stopping.tests.run(t.workspaceId, 'bot', 'custom', {})
+      stopping.evaluator.stop()
+      const ended = await run
+      expect(ended.results[0]?.evaluation.policies[0]?.rules[0]).toMatchObject({
+        status: 'error',
+        method: 'judge',
+      })
+    })
+
+    it('evaluates the stored revision compiled once, as evaluations use it, run after run', async () => {
+      const services = servicesWith(judgeWith(0.1).judge)
+      await services.tests.run(t.workspaceId, 'bot', 'custom', {})
+      const row = (await t.request({ method: 'GET', url: policyUrl('custom') })).json()
+      const budget = services.evaluator.budget()
+      // Cached under the key evaluations use: nothing of the next run's budget goes to compiling it.
+      const seq = (await findPolicy(t.store.statements, t.workspaceId, 'bot', 'custom'))?.seq
+      const cached = services.evaluator.cachedRevision(t.workspaceId, `${seq}:${row.revision}`, budget)
+      expect(cached?.compiled).not.toBeNull()
+      expect(budget.left).toBe(services.evaluator.budget().left)
     })
 
     it('gives a concurrent change its 412, and checks again on what is current without If-Match', async () => {
