@@ -10,6 +10,8 @@
 //   node bench/ab.mjs --a /path/to/checkout-a --b /path/to/checkout-b --case get
 //   node bench/ab.mjs --a . --b . --b-env LOG_LEVEL=warn --case post --rounds 5
 //   node bench/ab.mjs --a . --b . --a-env METRICS_PORT=0 --case evaluate   (what metrics cost)
+//   node bench/ab.mjs --a . --b . --b-env EVALUATION_POOL_MIN_MS=60000 --case reference
+//     (the reference evaluation at default settings against itself with the pool kept out)
 //
 // Each checkout must be built (`npm run build`). Needs wrk and taskset (Debian: wrk, util-linux).
 import { execFileSync, spawn } from 'node:child_process'
@@ -18,6 +20,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { APP_BODY } from './bodies.mjs'
+import { REFERENCE_4K_BODY, REFERENCE_POLICY } from './evaluation-cases.mjs'
 import { benchArgs, cpuSeconds, envPairs, freePort, median, startFlags, startProcess } from './lib.mjs'
 
 const EVALUATION_BODY = JSON.stringify({
@@ -55,6 +58,13 @@ const CASES = {
   post: { method: 'POST', path: () => '/v1/applications', body: true },
   // One conversation against a policy of five offline rules, logged before it is answered.
   evaluate: { method: 'POST', path: () => '/v1/applications/bench/evaluations', body: EVALUATION_BODY },
+  // The reference evaluation: 4 KB of conversation against pii, 100 keywords, two regexes and a length rule.
+  reference: {
+    method: 'POST',
+    path: () => '/v1/applications/bench/evaluations',
+    body: REFERENCE_4K_BODY,
+    policy: JSON.stringify(REFERENCE_POLICY),
+  },
 }
 const chosen = CASES[opts.case]
 if (!chosen) throw new Error(`--case must be one of ${Object.keys(CASES).join(', ')}`)
@@ -84,7 +94,11 @@ async function start(name, checkout, extraEnv) {
   })
   for (let i = 0; i < 50; i++)
     await fetch(`${base}/v1/applications`, { method: 'POST', headers, body: APP_BODY })
-  await fetch(`${base}/v1/applications/bench/policies`, { method: 'POST', headers, body: EVALUATION_POLICY })
+  await fetch(`${base}/v1/applications/bench/policies`, {
+    method: 'POST',
+    headers,
+    body: chosen.policy ?? EVALUATION_POLICY,
+  })
   const script = join(dir, `${name}.lua`)
   writeFileSync(
     script,

@@ -155,5 +155,17 @@ export const textBytes = (messages) => messages.reduce((a, m) => a + Buffer.byte
 
 /** The request bodies of the evaluation call for the three conversations. */
 export const REFERENCE_BODY = JSON.stringify({ messages: REFERENCE_MESSAGES })
+/**
+ * The reference conversation at exactly 4,096 characters of text: its last message grown with the
+ * filler (prose about refunds, nothing for the policy to find).
+ */
+export const REFERENCE_4K_MESSAGES = (() => {
+  const messages = REFERENCE_MESSAGES.map((m) => ({ ...m }))
+  const short = 4096 - messages.reduce((n, m) => n + m.content.length, 0)
+  const last = messages[messages.length - 1]
+  last.content += filler.repeat(Math.ceil(short / filler.length)).slice(0, short)
+  return messages
+})()
+export const REFERENCE_4K_BODY = JSON.stringify({ messages: REFERENCE_4K_MESSAGES })
 export const CLEAN_BODY = JSON.stringify({ messages: CLEAN_MESSAGES })
 export const BIG_BODY = JSON.stringify({ messages: BIG_MESSAGES })

@@ -24,6 +24,7 @@ const { compilePolicy: compileWith, evaluate } = await import(pathToFileURL(`${d
 const { shippedClassifiers } = await import(pathToFileURL(`${dist}/models/shipped.js`).href)
 const { EvaluationPool } = await import(pathToFileURL(`${dist}/evaluation/pool.js`).href)
 const { normalizeRule } = await import(pathToFileURL(`${dist}/rules/validation.js`).href)
+const { estimatedMs, textSize } = await import(pathToFileURL(`${dist}/evaluation/cost.js`).href)
 const classifiers = shippedClassifiers()
 
 const rule = (type, fields = {}) => normalizeRule({ type, ...fields })
@@ -99,20 +100,39 @@ for (const [name, r] of types) {
   )
 }
 const pii = compile(asPolicy('pii', [rule('pii')]))
+const letters = 'abcdefghijklmnopqrstuvwxyz'
+const word = () =>
+  Array.from({ length: 1 + Math.floor(random() * 9) }, () => letters[Math.floor(random() * 26)]).join('')
 const piiTexts = {
   'distinct phone numbers': () => `+1 415 ${200 + Math.floor(random() * 700)} ${digits(4)} `,
   'distinct emails': () => `u${digits(9)}@ex${digits(3)}.com `,
+  'distinct emails without digits': () => `${word()}@${word()}.com `,
+  'URLs with credentials': () => `https://${word()}:${word()}@${word()}.com/x `,
   'distinct card-like numbers': () => `4111 ${digits(4)} ${digits(4)} 1111 `,
+  'IBAN-like groups': () => `GB${digits(2)} WEST ${digits(4)} ${digits(4)} ${digits(4)} ${digits(2)} `,
+  'IPv6-like groups': () => `fe80::${digits(4)}:abcd:${digits(2)}ef `,
   digits: () => digits(1),
+  'words, no trigger': () => `${word()} `,
 }
+// The estimate (src/evaluation/cost.ts) must stay above what each text costs: measured/estimate ≤ 1.
+const piiRows = []
 for (const [name, make] of Object.entries(piiTexts)) {
   // Once each: a second pass would find the confirmations cached.
   const text = fill(make, 20_000)
   const started = performance.now()
   await evaluate([pii], user(text), { judge: null })
   const ms = performance.now() - started
+  const size = textSize(user(text))
+  const estimate = estimatedMs(size, [rule('pii')], [], false)
   console.log(`| pii | ${name} | ${((ms * 1e6) / 20_000).toFixed(0)} |`)
+  piiRows.push(
+    `| ${name} | ${(size.triggers() / 20_000).toFixed(2)} | ${size.triggers() ? ((ms * 1e6) / size.triggers()).toFixed(0) : '–'} | ${(ms / estimate).toFixed(2)} |`,
+  )
 }
+console.log('\n## pii: what its estimate reads (triggers: digits and :, an @ counting three)\n')
+console.log('| text | triggers per character | ns per trigger | measured / estimate |')
+console.log('|---|---:|---:|---:|')
+for (const row of piiRows) console.log(row)
 
 console.log('\n## The reference policy by size: event loop against the pool\n')
 const reference = asPolicy(

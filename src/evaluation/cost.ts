@@ -23,21 +23,55 @@ import type { EvaluationPool } from './pool.js'
 export const COMPILE_BUDGET_MS = 20
 
 /**
- * How much text an evaluation reads: its characters (as EVALUATION_MAX_WORK counts them), and
- * the UTF-8 bytes beyond the first of each (`wide`: 0 for ASCII text), which folding multiplies.
+ * How much text an evaluation reads: its characters (as EVALUATION_MAX_WORK counts them), the
+ * UTF-8 bytes beyond the first of each (`wide`: 0 for ASCII text), which folding multiplies, and
+ * its triggers (`triggers()`, counted when asked): the characters a detector's costly
+ * confirmation starts from (see TRIGGER).
  */
 export interface TextSize {
   characters: number
   wide: number
+  triggers(): number
+}
+
+/**
+ * What a pii candidate needs, and what makes the pii rule costly: a digit (card, phone, IBAN,
+ * SSN, IP address, identity numbers), an `@` (an e-mail, credentials in a URL) or a `:` (IPv6,
+ * MAC addresses, URLs), in ASCII or in a form that Unicode NFKC folds to one (full-width,
+ * superscript, circled digits). Text without them costs the pii rule a few tens of nanoseconds a
+ * character; each of them, up to tens of microseconds (bench/evaluation-cost.mjs). An `@` counts
+ * three times: an e-mail's confirmation reads the whole address around it, where a digit's is
+ * shared by the digits of its number.
+ */
+const TRIGGER = /[\p{N}\uFF1A\uFE55\uFE13]/u
+const AT = /[\uFF20\uFE6B]/u
+const AT_WEIGHT = 3
+
+/** The triggers of `text`, `@` weighted (see TRIGGER). */
+function countTriggers(text: string): number {
+  let n = 0
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c < 128) {
+      if ((c >= 48 && c <= 58) || c === 64) n += c === 64 ? AT_WEIGHT : 1
+    } else {
+      const char = text[i] as string
+      if (AT.test(char)) n += AT_WEIGHT
+      else if (TRIGGER.test(char)) n++
+    }
+  }
+  return n
 }
 
 /** The size of a conversation's messages (their content and their tool calls' arguments) and context. */
 export function textSize(conversation: ConversationInput): TextSize {
   let characters = 0
   let wide = 0
+  const texts: string[] = []
   const add = (text: string) => {
     characters += text.length
     wide += Buffer.byteLength(text, 'utf8') - text.length
+    texts.push(text)
   }
   for (const m of conversation.messages) {
     if (typeof m.content === 'string') add(m.content)
@@ -53,7 +87,18 @@ export function textSize(conversation: ConversationInput): TextSize {
     }
   }
   for (const d of conversation.context ?? []) add(d)
-  return { characters, wide }
+  let triggers: number | null = null
+  return {
+    characters,
+    wide,
+    triggers() {
+      if (triggers === null) {
+        triggers = 0
+        for (const text of texts) triggers += countTriggers(text)
+      }
+      return triggers
+    },
+  }
 }
 
 /**
@@ -94,7 +139,9 @@ export function estimatedMs(
     const cost = RULE_TYPE_MODULES[rule.type].cost
     ns += cost.external?.(rule, judge)
       ? size.characters
-      : size.characters * cost.nsPerCharacter + size.wide * cost.nsPerWideByte
+      : size.characters * cost.nsPerCharacter +
+        size.wide * cost.nsPerWideByte +
+        (cost.nsPerTrigger ? size.triggers() * cost.nsPerTrigger : 0)
   }
   const drafts = [...draftRules]
   ns += (checkMs(drafts) + compileMs(drafts)) * 1e6

@@ -18,8 +18,14 @@ const rule = (type: PolicyRule['type'], fields: Partial<PolicyRule> = {}): Polic
   ...fields,
 })
 
-/** ASCII text of `characters` characters. */
-const ascii = (characters: number): TextSize => ({ characters, wide: 0 })
+/** ASCII text of `characters` characters, `triggers` of them digits or `:` (all of them unless said). */
+const ascii = (characters: number, triggers = characters): TextSize => ({
+  characters,
+  wide: 0,
+  triggers: () => triggers,
+})
+/** A TextSize as plain data, for comparing. */
+const measured = (size: TextSize) => ({ characters: size.characters, wide: size.wide, triggers: size.triggers() })
 
 describe('the estimated worst-case cost of an evaluation', () => {
   it('grows with the characters and with each rule by its type', () => {
@@ -55,15 +61,27 @@ describe('the estimated worst-case cost of an evaluation', () => {
     expect(checkMs([phrases])).toBe(0)
   })
 
-  it('keeps the reference conversation (3,496 characters) on the event loop, and 0.9 MiB off it', () => {
+  it('keeps the reference conversation (4,096 characters, 34 triggers) on the event loop, and 0.9 MiB off it', () => {
     const reference = [rule('pii'), rule('keywords'), rule('regex'), rule('regex'), rule('length')]
-    expect(estimatedMs(ascii(3496), reference, [], false)).toBeLessThan(40)
-    expect(estimatedMs(ascii(943_710), reference, [], false)).toBeGreaterThan(40)
+    expect(estimatedMs(ascii(4096, 34), reference, [], false)).toBeLessThan(15)
+    expect(estimatedMs(ascii(943_710, 6_500), reference, [], false)).toBeGreaterThan(40)
+    // 4 KB of distinct phone numbers (two triggers in three characters) costs pii its worst: off the loop.
+    expect(estimatedMs(ascii(4096, 2730), [rule('pii')], [], false)).toBeGreaterThan(40)
+  })
+
+  it('prices pii by what its candidates start from: digits, @ and :, full-width and circled digits too', () => {
+    const size = (content: string) => measured(textSize({ messages: [{ role: 'user', content }], context: null }))
+    expect(size('Call me at 555-0134 or jo@example.com, port :80.')).toMatchObject({ triggers: 13 })
+    expect(size('Plain words, nothing to confirm.')).toMatchObject({ triggers: 0 })
+    // NFKC folds these to digits, @ and :, which the pii rule then reads.
+    expect(size('\uFF14\uFF11 \u2460\u00B2 jo\uFF20x \uFF1A')).toMatchObject({ triggers: 8 })
+    const plain = estimatedMs(ascii(10_000, 0), [rule('pii')], [], false)
+    expect(estimatedMs(ascii(10_000, 100), [rule('pii')], [], false)).toBeGreaterThan(plain + 2)
   })
 
   it('prices the text folding multiplies: 330,000 × U+FDFA under 7 keywords rules goes off the event loop', () => {
     const wide = textSize({ messages: [{ role: 'user', content: '\uFDFA'.repeat(330_000) }], context: null })
-    expect(wide).toEqual({ characters: 330_000, wide: 660_000 })
+    expect(measured(wide)).toEqual({ characters: 330_000, wide: 660_000, triggers: 0 })
     const plain = textSize({ messages: [{ role: 'user', content: 'a'.repeat(330_000) }], context: null })
     const keywords = Array.from({ length: 7 }, () => rule('keywords', { flagged: ['refund'] }))
     // Measured: 1.86 s on the event loop for the first, 0.18 s for plain text of the size.
@@ -90,11 +108,11 @@ describe('the estimated worst-case cost of an evaluation', () => {
       ],
       context: null,
     })
-    expect(size).toEqual({ characters: 2 + 9 + 2, wide: 1 })
+    expect(measured(size)).toEqual({ characters: 2 + 9 + 2, wide: 1, triggers: 1 })
     const wide = textSize({
       messages: [{ role: 'assistant', content: '', tool_calls: [{ function: { arguments: '{"n":"é"}' } }] }],
       context: null,
     })
-    expect(wide).toEqual({ characters: 9, wide: 1 })
+    expect(measured(wide)).toEqual({ characters: 9, wide: 1, triggers: 1 })
   })
 })

@@ -205,6 +205,12 @@ export interface RuleCost {
   nsPerCharacter: number
   /** What folding adds per UTF-8 byte beyond the first of each character, for types that fold text. */
   nsPerWideByte: number
+  /**
+   * What each trigger character adds (src/evaluation/cost.ts, TRIGGER: digits, `@`, `:`), for
+   * types whose costly work starts only from them: then `nsPerCharacter` is the cost of text
+   * without them.
+   */
+  nsPerTrigger?: number
   /** True when an external scorer decides the rule, so that its text costs next to nothing here. */
   external?(rule: CostedRule, judge: boolean): boolean
   /** Milliseconds of checking the rule as a create does (compiling a pattern). */
