@@ -293,7 +293,7 @@ describe("the README's and docs' sessions", () => {
       quickstart: ['README.md'],
       walkthrough: ['README.md'],
       agents: ['README.md'],
-      detectors: ['README.md'],
+      detectors: ['docs/detectors.md'],
     })
     for (const block of marked) {
       expect(block.lang, block.where).toBe(block.markers.includes('first-start') ? 'text' : 'sh')
