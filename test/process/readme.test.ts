@@ -291,8 +291,8 @@ describe("the README's and docs' sessions", () => {
   it('marks the quick start, the tutorial, its agent example and the offline detectors as tested, where a reader meets them', () => {
     expect(Object.fromEntries(sessions.map((name) => [name, pagesOf(name)]))).toEqual({
       quickstart: ['README.md'],
-      walkthrough: ['README.md'],
-      agents: ['README.md'],
+      walkthrough: ['README.md', 'docs/tutorial.md'],
+      agents: ['docs/tutorial.md'],
       detectors: ['docs/detectors.md'],
     })
     for (const block of marked) {
