@@ -23,10 +23,10 @@ const LIST_ROUTES = [
   '/v1/api-keys',
 ]
 
-/** The codes the README's error table documents, with their status. */
+/** The codes the error table of docs/conventions.md documents, with their status. */
 const DOCUMENTED = new Map(
   [
-    ...readFileSync(new URL('../../README.md', import.meta.url), 'utf8').matchAll(
+    ...readFileSync(new URL('../../docs/conventions.md', import.meta.url), 'utf8').matchAll(
       /^\|\s*(\d{3})\s*\|\s*`([a-z_]+)`/gm,
     ),
   ].map((m) => [m[2] as string, Number(m[1])]),
@@ -144,7 +144,9 @@ function check(input: Buffer, result: Exchange): RawResponse[] {
       expect(res.headers.get('content-type'), what).toMatch(/^application\/problem\+json/)
       const body = JSON.parse(res.body)
       expect(body.status, what).toBe(res.status)
-      expect(DOCUMENTED.get(body.code), `${what}: code not in the README's table`).toBe(res.status)
+      expect(DOCUMENTED.get(body.code), `${what}: code not in the table of docs/conventions.md`).toBe(
+        res.status,
+      )
       expect(PROBLEMS[body.code as keyof typeof PROBLEMS]?.status, what).toBe(res.status)
       expect(typeof body.title, what).toBe('string')
       expect(typeof body.detail, what).toBe('string')

@@ -1,8 +1,9 @@
 import { execFile } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
+import { docPages } from '../helpers/doc-pages.js'
 import {
   type GuardDouble,
   ollamaChatAnswer,
@@ -12,28 +13,36 @@ import {
 import { type RunningServer, startServer } from '../helpers/process.js'
 
 /**
- * The README's guard example ("Guard models"), run as written against a built Warden: its
- * environment lines (`<!-- readme-guards: environment -->`), with the guards' addresses pointing
- * at fakes of TEI's `/predict` and Ollama's `/v1/chat/completions` that answer as their
- * documentation shows, and its session (`<!-- readme-guards: session -->`), whose last answer must
- * be the JSON block after it (`…` standing for any value).
+ * The guard example ("Guard models", in the README or a page of docs/), run as written against a
+ * built Warden: its environment lines (`<!-- readme-guards: environment -->`), with the guards'
+ * addresses pointing at fakes of TEI's `/predict` and Ollama's `/v1/chat/completions` that answer
+ * as their documentation shows, and its session (`<!-- readme-guards: session -->`), whose last
+ * answer must be the JSON block after it (`…` standing for any value).
  */
 
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
+const PAGES = docPages()
 
 /** The fenced block after `<!-- readme-guards: NAME -->`, and the fenced block after that one. */
 function marked(name: string): { text: string; next: string | null } {
-  const at = README.indexOf(`<!-- readme-guards: ${name} -->\n`)
-  if (at === -1) throw new Error(`the README has no readme-guards ${name} block`)
+  const comment = `<!-- readme-guards: ${name} -->\n`
+  const holders = PAGES.filter((page) => page.text.includes(comment))
+  const [holder] = holders
+  if (!holder || holders.length > 1) {
+    throw new Error(
+      `one page must hold the readme-guards ${name} block; these do: ${holders.map((p) => p.path)}`,
+    )
+  }
+  const page = holder.text
+  const at = page.indexOf(comment)
   const fence = /```[a-z]*\n([\s\S]*?)\n```\n/g
   fence.lastIndex = at
-  const block = fence.exec(README)
+  const block = fence.exec(page)
   if (!block?.[1]) throw new Error(`no fenced block after readme-guards ${name}`)
-  const after = /^\s*```[a-z]*\n([\s\S]*?)\n```/.exec(README.slice(fence.lastIndex))
+  const after = /^\s*```[a-z]*\n([\s\S]*?)\n```/.exec(page.slice(fence.lastIndex))
   return { text: block[1], next: after?.[1] ?? null }
 }
 
-/** Where `actual` differs from what the README shows; `"…"` stands for any value. */
+/** Where `actual` differs from what the page shows; `"…"` stands for any value. */
 function differences(shown: unknown, actual: unknown, path = ''): string[] {
   if (shown === '…') return []
   if (Array.isArray(shown)) {
@@ -58,7 +67,7 @@ function differences(shown: unknown, actual: unknown, path = ''): string[] {
     : [`${path || '/'}: shown ${JSON.stringify(shown)}, answered ${JSON.stringify(actual)}`]
 }
 
-describe("the README's guard example", () => {
+describe('the guard example', () => {
   const doubles: GuardDouble[] = []
   let server: RunningServer | null = null
   const dir = mkdtempSync(join(tmpdir(), 'warden-readme-guards-'))
@@ -82,7 +91,7 @@ describe("the README's guard example", () => {
       if (!match?.[1] || match[2] === undefined) throw new Error(`not an environment line: ${line}`)
       env[match[1]] = match[2]
     }
-    // The guards' servers are the fakes: their roots as the README gives them, on the fakes' ports.
+    // The guards' servers are the fakes: their roots as the page gives them, on the fakes' ports.
     const port = (double: GuardDouble) => new URL(double.baseUrl).port
     for (const [name, value] of Object.entries(env))
       if (name.endsWith('_BASE_URL')) {

@@ -1,36 +1,39 @@
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
+import { docPages } from '../helpers/doc-pages.js'
 import { type RunningServer, startServer } from '../helpers/process.js'
 
 /**
- * The README's shell sessions, run as written. A fenced `sh` block preceded by the comment
- * `<!-- readme-test: SESSION -->` belongs to SESSION; each session's blocks run in README order in
- * one `sh`, against a first start of Warden in an empty directory, with WARDEN_KEY set to the key
- * it printed and the README's `127.0.0.1:8080` and `localhost:8080` pointing at that server. The
- * fenced `http`, `json` or `text` block right after a command block (blank lines only between)
- * shows the answer to the block's last request: its status, its headers as shown and its body
- * are checked, where ids, times, request ids, ETags and secrets only need the right shape. Every
- * other request of a session must succeed (2xx). `<!-- readme-test: first-start -->` marks the
- * text the first start prints.
+ * The shell sessions of the README and of docs/, run as written. A fenced `sh` block preceded by
+ * the comment `<!-- readme-test: SESSION -->` belongs to SESSION (`<!-- readme-test: quickstart
+ * walkthrough -->`: to both); each session's blocks run in the order a reader meets them (the
+ * README first, then the pages of docs/ by name, each from the top) in one `sh`, against a first
+ * start of Warden in an empty directory, with WARDEN_KEY set to the key it printed and the pages'
+ * `127.0.0.1:8080` and `localhost:8080` pointing at that server. The fenced `http`, `json` or
+ * `text` block right after a command block (blank lines only between) shows the answer to the
+ * block's last request: its status, its headers as shown and its body are checked, where ids,
+ * times, request ids, ETags and secrets only need the right shape. Every other request of a
+ * session must succeed (2xx). `<!-- readme-test: first-start -->` marks the text the first start
+ * prints.
  */
 
-const README_PATH = new URL('../../README.md', import.meta.url)
-const MARKER = /^<!-- readme-test: ([a-z-]+) -->$/
+const MARKER = /^<!-- readme-test: ([a-z-]+(?: [a-z-]+)*) -->$/
 
 interface Block {
   lang: string
   text: string
-  /** 1-based line of the opening fence. */
-  line: number
-  marker: string | null
+  /** The page, and the 1-based line of its opening fence: `docs/tutorial.md line 12`. */
+  where: string
+  /** The sessions it belongs to; empty when unmarked. */
+  markers: string[]
   /** The block right after this one, when only blank lines separate them. */
   next: Block | null
 }
 
-function fencedBlocks(markdown: string): Block[] {
+function fencedBlocks(markdown: string, page: string): Block[] {
   const lines = markdown.split('\n')
   const blocks: Block[] = []
   let lastNonBlank = ''
@@ -47,8 +50,8 @@ function fencedBlocks(markdown: string): Block[] {
     const block: Block = {
       lang: open[1] ?? '',
       text: body.join('\n'),
-      line: start + 1,
-      marker: MARKER.exec(lastNonBlank)?.[1] ?? null,
+      where: `${page} line ${start + 1}`,
+      markers: MARKER.exec(lastNonBlank)?.[1]?.split(' ') ?? [],
       next: null,
     }
     if (previous && lines.slice(previous.endLine + 1, start).every((l) => l.trim() === '')) {
@@ -130,12 +133,12 @@ const ETAG = /^"[0-9a-f]{32}"$/
 const VARYING = new Set(['created', 'updated', 'latency_ms', 'request_id', 'key_id'])
 
 /**
- * Where `actual` differs from what the README shows, as JSON Pointers with both values; empty
- * when they agree. `…` in the README (as `"…"`, `{…}` or `[…]`) stands for any value.
+ * Where `actual` differs from what the page shows, as JSON Pointers with both values; empty
+ * when they agree. `…` on a page (as `"…"`, `{…}` or `[…]`) stands for any value.
  */
 function differences(shown: unknown, actual: unknown, path = ''): string[] {
   const differ = () => [
-    `${path || '/'}: the README shows ${JSON.stringify(shown)}, the server answered ${JSON.stringify(actual)}`,
+    `${path || '/'}: the page shows ${JSON.stringify(shown)}, the server answered ${JSON.stringify(actual)}`,
   ]
   if (shown === '…') return []
   const field = path.slice(path.lastIndexOf('/') + 1)
@@ -167,15 +170,15 @@ function differences(shown: unknown, actual: unknown, path = ''): string[] {
   return Object.is(shown, actual) ? [] : differ()
 }
 
-/** The README's JSON, with its `{…}` and `[…]` placeholders read as `"…"`. */
+/** A page's JSON, with its `{…}` and `[…]` placeholders read as `"…"`. */
 const readmeJson = (text: string): unknown =>
   JSON.parse(text.replaceAll('{…}', '"…"').replaceAll('[…]', '"…"'))
 
-/** What the README shows after a command: the answer of the block's last request. */
+/** What the page shows after a command: the answer of the block's last request. */
 function expectedAnswer(block: Block): Answer {
   if (block.lang === 'http') {
     const [answer] = answers(block.text)
-    if (!answer) throw new Error(`README line ${block.line}: an empty http block`)
+    if (!answer) throw new Error(`${block.where}: an empty http block`)
     return answer
   }
   if (block.lang === 'json') {
@@ -187,36 +190,35 @@ function expectedAnswer(block: Block): Answer {
   return { status: null, headers: [], body: block.text }
 }
 
-/** Every way the README's shown answer and the server's differ. */
+/** Every way the page's shown answer and the server's differ. */
 function compare(shown: Answer, actual: Answer, lang: string): string[] {
   const problems: string[] = []
   if (shown.status !== null && shown.status !== actual.status) {
-    problems.push(`status: the README shows ${shown.status}, the server answered ${actual.status}`)
+    problems.push(`status: the page shows ${shown.status}, the server answered ${actual.status}`)
   }
   for (const [name, value] of shown.headers) {
     const sent = actual.headers.find(([n]) => n === name)?.[1]
     if (sent === undefined) problems.push(`header ${name}: not sent`)
     else if (name === 'etag') {
-      if (!ETAG.test(value)) problems.push(`header etag: the README's ${value} is not the shape of an ETag`)
+      if (!ETAG.test(value)) problems.push(`header etag: the page's ${value} is not the shape of an ETag`)
       if (!ETAG.test(sent)) problems.push(`header etag: the server sent ${sent}`)
     } else if (sent !== value)
-      problems.push(`header ${name}: the README shows ${value}, the server sent ${sent}`)
+      problems.push(`header ${name}: the page shows ${value}, the server sent ${sent}`)
   }
   if (lang === 'http' && actual.headers.length === 0)
-    problems.push('the README shows headers, the command prints none')
+    problems.push('the page shows headers, the command prints none')
   if (lang === 'json' && actual.headers.length > 0)
-    problems.push('the command prints headers, the README shows none')
+    problems.push('the command prints headers, the page shows none')
   if (lang === 'text') {
     // An ETag in a text only needs the shape of one.
     const etags = (text: string) => text.trim().replace(/"[0-9a-f]{32}"/g, '"<etag>"')
     if (etags(actual.body) !== etags(shown.body)) {
       problems.push(
-        `the README shows ${JSON.stringify(shown.body)}, the server answered ${JSON.stringify(actual.body)}`,
+        `the page shows ${JSON.stringify(shown.body)}, the server answered ${JSON.stringify(actual.body)}`,
       )
     }
   } else if (shown.body.trim() === '') {
-    if (actual.body.trim() !== '')
-      problems.push(`the README shows no body, the server answered ${actual.body}`)
+    if (actual.body.trim() !== '') problems.push(`the page shows no body, the server answered ${actual.body}`)
   } else {
     let body: unknown
     try {
@@ -229,10 +231,13 @@ function compare(shown: Answer, actual: Answer, lang: string): string[] {
   return problems
 }
 
-const readme = readFileSync(README_PATH, 'utf8')
-const blocks = fencedBlocks(readme)
-const marked = blocks.filter((b) => b.marker !== null)
-const sessions = [...new Set(marked.filter((b) => b.marker !== 'first-start').map((b) => b.marker as string))]
+const pages = docPages()
+const blocks = pages.flatMap((page) => fencedBlocks(page.text, page.path))
+const marked = blocks.filter((b) => b.markers.length > 0)
+const sessions = [...new Set(marked.flatMap((b) => b.markers))].filter((name) => name !== 'first-start')
+const blocksOf = (session: string) => marked.filter((b) => b.markers.includes(session))
+/** The pages that hold a session's blocks, in the order they run. */
+const pagesOf = (session: string) => [...new Set(blocksOf(session).map((b) => b.where.split(' ')[0]))]
 
 const STATUS = '@@readme-test status '
 const END = '@@readme-test end of block '
@@ -264,7 +269,7 @@ const perBlock = (stream: string, count: number): string[] => {
   return pieces
 }
 
-describe('the README', () => {
+describe("the README's and docs' sessions", () => {
   const servers: RunningServer[] = []
   const dirs: string[] = []
   afterAll(async () => {
@@ -283,15 +288,23 @@ describe('the README', () => {
     return { server, key, dir }
   }
 
-  it('marks its quick start, its walkthrough, its agent example and its offline detectors as tested', () => {
-    expect(sessions).toEqual(['quickstart', 'walkthrough', 'agents', 'detectors'])
+  it('marks the quick start, the tutorial, its agent example and the offline detectors as tested, where a reader meets them', () => {
+    expect(Object.fromEntries(sessions.map((name) => [name, pagesOf(name)]))).toEqual({
+      quickstart: ['README.md'],
+      walkthrough: ['README.md', 'docs/tutorial.md'],
+      agents: ['docs/tutorial.md'],
+      detectors: ['docs/detectors.md'],
+    })
     for (const block of marked) {
-      expect(block.lang, `README line ${block.line}`).toBe(block.marker === 'first-start' ? 'text' : 'sh')
+      expect(block.lang, block.where).toBe(block.markers.includes('first-start') ? 'text' : 'sh')
+      if (block.markers.includes('first-start')) expect(block.markers, block.where).toEqual(['first-start'])
     }
+    // The first start's text is the README's: it is what a newcomer sees first.
+    expect(blocksOf('first-start').map((b) => b.where.split(' ')[0])).toEqual(['README.md'])
   })
 
   it('shows the text the first start prints, with the key it printed', async () => {
-    const banner = marked.find((b) => b.marker === 'first-start')
+    const banner = blocksOf('first-start')[0]
     expect(banner).toBeDefined()
     const { server, key } = await firstStart()
     const shownKey = /wdn_[A-Za-z0-9_-]{43}/.exec(banner?.text ?? '')?.[0] ?? ''
@@ -299,7 +312,7 @@ describe('the README', () => {
   })
 
   it.each(sessions)('runs its %s session as written, and the server answers what it shows', async (name) => {
-    const session = marked.filter((b) => b.marker === name)
+    const session = blocksOf(name)
     const { server, key, dir } = await firstStart()
     const run = spawnSync('sh', ['-c', script(session, server.port)], {
       cwd: dir,
@@ -318,7 +331,7 @@ describe('the README', () => {
 
     const problems: string[] = []
     session.forEach((block, i) => {
-      const where = `README line ${block.line}`
+      const where = block.where
       const codes = statuses[i] ?? []
       const shownBlock = block.next && ['http', 'json', 'text'].includes(block.next.lang) ? block.next : null
       const shown = shownBlock ? expectedAnswer(shownBlock) : null
@@ -336,7 +349,7 @@ describe('the README', () => {
       // A body without its headers has the status curl reported.
       if (last.status === null) last.status = codes.at(-1) ?? null
       for (const problem of compare(shown, last, shownBlock.lang)) {
-        problems.push(`${where} (its answer at line ${shownBlock.line}): ${problem}`)
+        problems.push(`${where} (its answer at ${shownBlock.where}): ${problem}`)
       }
     })
     expect(problems).toEqual([])
