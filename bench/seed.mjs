@@ -51,7 +51,7 @@ if (!file) throw new Error('--sqlite-file (or --postgres) is required')
 // Schema and migrations come from Warden itself.
 const { openStore } = await import('../dist/store/database.js')
 const { prepareStore } = await import('../dist/services/store-setup.js')
-const { rowDocument } = await import('../dist/services/documents.js')
+const { rowDocument } = await import('../dist/store/documents.js')
 const store = openStore({ kind: 'sqlite', path: file })
 await prepareStore(store)
 await store.close()

@@ -4,7 +4,7 @@ const JSON_TYPE = 'application/json; charset=utf-8'
 
 /**
  * Sends JSON text as it is, with the entity tag of the version it shows, if any. The text is a
- * stored document (services/documents.ts) or a page of them: Fastify passes a string sent as
+ * stored document (store/documents.ts) or a page of them: Fastify passes a string sent as
  * JSON through unserialised.
  */
 export function sendJson(reply: FastifyReply, json: string, etag?: string): FastifyReply {

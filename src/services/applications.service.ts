@@ -18,7 +18,7 @@ import {
 } from '../store/applications.repository.js'
 import type { Store } from '../store/database.js'
 import { isUniqueViolation, toJson } from '../store/dialect.js'
-import { applicationDocument, applicationFromColumns, type Stored } from './documents.js'
+import { applicationDocument, applicationFromColumns, type Stored } from '../store/documents.js'
 import { mergePatch } from './support/merge-patch.js'
 import { decodeCursor, documentPage } from './support/pagination.js'
 import { assertIfMatch, preconditionFailed } from './support/preconditions.js'

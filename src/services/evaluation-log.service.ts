@@ -14,6 +14,7 @@ import {
   LoggedEvaluationSchema,
 } from '../schemas/evaluations.js'
 import type { Store } from '../store/database.js'
+import { pageJson } from '../store/documents.js'
 import {
   deleteEvaluations,
   findApplicationSeq,
@@ -23,7 +24,6 @@ import {
   listEvaluationDocuments,
   oldestEvaluations,
 } from '../store/evaluations.repository.js'
-import { pageJson } from './documents.js'
 import { encodeCursor } from './support/pagination.js'
 import { applicationNotFound } from './support/records.js'
 

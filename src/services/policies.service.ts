@@ -14,6 +14,7 @@ import type {
 import { applicationExists } from '../store/applications.repository.js'
 import type { Store } from '../store/database.js'
 import { isForeignKeyViolation, isUniqueViolation, toJson } from '../store/dialect.js'
+import { policyDocument, policyFromColumns, type Stored } from '../store/documents.js'
 import {
   createPolicy,
   deletePolicy,
@@ -30,7 +31,6 @@ import {
 import { policyTestVersions, testVersions } from '../store/policy-tests.repository.js'
 import type { Statements } from '../store/statements.js'
 import type { PolicyRevisionRow } from '../store/tables.js'
-import { policyDocument, policyFromColumns, type Stored } from './documents.js'
 import { type PolicyTestsService, testsFailed } from './policy-tests.service.js'
 import { decodeCursor, documentPage, type Page, toPage } from './support/pagination.js'
 import { assertIfMatch, preconditionFailed } from './support/preconditions.js'

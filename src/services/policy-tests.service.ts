@@ -25,6 +25,7 @@ import {
 import { applicationExists } from '../store/applications.repository.js'
 import type { Store, StoreTransaction } from '../store/database.js'
 import { fromJson, isUniqueViolation, toJson } from '../store/dialect.js'
+import { pageJson, policyFromColumns, type Stored } from '../store/documents.js'
 import { findPolicy, findPolicyForUpdate } from '../store/policies.repository.js'
 import {
   countPolicyTests,
@@ -38,7 +39,6 @@ import {
 } from '../store/policy-tests.repository.js'
 import type { Statements } from '../store/statements.js'
 import type { PolicyTestRow } from '../store/tables.js'
-import { pageJson, policyFromColumns, type Stored } from './documents.js'
 import { decodeCursor, encodeCursor } from './support/pagination.js'
 import { assertIfMatch, preconditionFailed } from './support/preconditions.js'
 import { applicationNotFound, assertSameId, newEtag, policyNotFound } from './support/records.js'

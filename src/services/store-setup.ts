@@ -1,6 +1,6 @@
 import type { Store } from '../store/database.js'
+import { refreshDocuments } from '../store/documents.js'
 import { migrateToLatest } from '../store/migrator.js'
-import { refreshDocuments } from './documents.js'
 
 /** What readying a store did. */
 export interface StoreSetup {

@@ -1,5 +1,6 @@
 import type { Store } from '../store/database.js'
 import { fromJson, toJson } from '../store/dialect.js'
+import { rowDocument } from '../store/documents.js'
 import { deleteCurrentRevisionRows } from '../store/policies.repository.js'
 import { kyselyStatements } from '../store/statements.js'
 import { pagesBySeq } from '../store/table-scan.js'
@@ -10,7 +11,6 @@ import {
   insertRows,
   revisionPages,
 } from '../store/transfer.repository.js'
-import { rowDocument } from './documents.js'
 import { EVALUATION_KIND, EvaluationLogImport, exportEvaluationLog } from './evaluation-log-transfer.js'
 
 /**

@@ -35,7 +35,7 @@ export interface ApplicationsTable {
   etag: string
   created: number
   updated: number
-  /** The application as the API shows it, JSON text (services/documents.ts). */
+  /** The application as the API shows it, JSON text (store/documents.ts). */
   doc: string
 }
 
@@ -56,7 +56,7 @@ export interface PoliciesTable {
   etag: string
   created: number
   updated: number
-  /** The policy as the API shows it, JSON text (services/documents.ts). */
+  /** The policy as the API shows it, JSON text (store/documents.ts). */
   doc: string
 }
 

@@ -10,7 +10,7 @@ import { migrateTo } from '../../src/store/migrator.js'
 import { createTestApp, type TestApp } from '../helpers/app.js'
 import { freshStoreConfig, STORE_KINDS, type TestStoreConfig } from '../helpers/stores.js'
 
-// Reads send the JSON text stored with each record (services/documents.ts).
+// Reads send the JSON text stored with each record (store/documents.ts).
 describe.each(STORE_KINDS)('stored documents (%s)', (kind) => {
   const dropped: TestStoreConfig[] = []
   afterAll(async () => {

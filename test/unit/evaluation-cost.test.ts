@@ -25,7 +25,11 @@ const ascii = (characters: number, triggers = characters): TextSize => ({
   triggers: () => triggers,
 })
 /** A TextSize as plain data, for comparing. */
-const measured = (size: TextSize) => ({ characters: size.characters, wide: size.wide, triggers: size.triggers() })
+const measured = (size: TextSize) => ({
+  characters: size.characters,
+  wide: size.wide,
+  triggers: size.triggers(),
+})
 
 describe('the estimated worst-case cost of an evaluation', () => {
   it('grows with the characters and with each rule by its type', () => {
@@ -70,7 +74,8 @@ describe('the estimated worst-case cost of an evaluation', () => {
   })
 
   it('prices pii by what its candidates start from: digits, @ and :, full-width and circled digits too', () => {
-    const size = (content: string) => measured(textSize({ messages: [{ role: 'user', content }], context: null }))
+    const size = (content: string) =>
+      measured(textSize({ messages: [{ role: 'user', content }], context: null }))
     expect(size('Call me at 555-0134 or jo@example.com, port :80.')).toMatchObject({ triggers: 13 })
     expect(size('Plain words, nothing to confirm.')).toMatchObject({ triggers: 0 })
     // NFKC folds these to digits, @ and :, which the pii rule then reads.

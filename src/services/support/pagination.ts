@@ -1,6 +1,6 @@
 import { AppError } from '../../errors.js'
+import { pageJson } from '../../store/documents.js'
 import type { DocumentPage } from '../../store/statements.js'
-import { pageJson } from '../documents.js'
 
 export interface Page<T> {
   data: T[]

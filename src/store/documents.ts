@@ -1,10 +1,10 @@
 import type { Kysely } from 'kysely'
 import type { Application, ApplicationParameters } from '../schemas/applications.js'
 import type { Policy, PolicyRule } from '../schemas/policies.js'
-import { fromJson } from '../store/dialect.js'
-import { readStoreMetadata, updateDocument, writeStoreMetadata } from '../store/documents.repository.js'
-import { pagesBySeq } from '../store/table-scan.js'
-import type { ApplicationsTable, Database, PoliciesTable } from '../store/tables.js'
+import { fromJson } from './dialect.js'
+import { readStoreMetadata, updateDocument, writeStoreMetadata } from './documents.repository.js'
+import { pagesBySeq } from './table-scan.js'
+import type { ApplicationsTable, Database, PoliciesTable } from './tables.js'
 
 /**
  * The JSON text the API shows for an application or a policy is made once, when the record is
