@@ -20,6 +20,7 @@ import {
   streamReplies,
   upstreamBody,
 } from '../proxy/completions.js'
+import { StreamRelay } from '../proxy/stream-relay.js'
 import { callUpstream, streamUpstream } from '../proxy/upstream.js'
 import type { CompiledPolicy } from '../rules/evaluate.js'
 import {
@@ -48,7 +49,10 @@ import {
   guardedInPool,
   type StoredPolicies,
 } from './evaluations.service.js'
-import { type Decided, StreamRelay } from './stream-relay.js'
+
+/** An evaluation decided and not yet logged. */
+type Decided = { answer: Evaluation; record: EvaluationRecord }
+
 import type { WorkspaceGrants } from './workspace-grants.js'
 
 /**

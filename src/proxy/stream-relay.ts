@@ -1,4 +1,8 @@
 import { AppError } from '../errors.js'
+import type { EvaluationOutcome } from '../rules/evaluate.js'
+import type { StreamRelease, ToolCallWatch, WindowVerdict } from '../rules/stream.js'
+import type { WardenOutcome } from '../schemas/chat-completions.js'
+import type { Evaluation } from '../schemas/evaluations.js'
 import {
   type Action,
   addToolCallPieces,
@@ -17,22 +21,17 @@ import {
   wholeToolCalls,
   withText,
   withToolCalls,
-} from '../proxy/completions.js'
-import type { EvaluationOutcome } from '../rules/evaluate.js'
-import type { StreamRelease, ToolCallWatch, WindowVerdict } from '../rules/stream.js'
-import type { WardenOutcome } from '../schemas/chat-completions.js'
-import type { Evaluation } from '../schemas/evaluations.js'
-import type { EvaluationRecord } from './evaluation-log.service.js'
+} from './completions.js'
 
 type Json = Record<string, unknown>
 
-/** An evaluation decided and not yet logged. */
-export type Decided = { answer: Evaluation; record: EvaluationRecord }
+/** An evaluation decided and not yet logged: its answer, and what the caller logs it with. */
+export type Decided = { answer: Evaluation }
 
 /** What a relay needs from the service that composes it. */
-export interface RelayRun {
+export interface RelayRun<D extends Decided = Decided> {
   /** The input's evaluation, logged with the output's (or alone, when the stream fails first). */
-  inputDecided: Decided
+  inputDecided: D
   /** The release decision for the reply (src/rules/stream.ts). */
   release: StreamRelease
   /** The detectors' watch over the reply's tool-call arguments: a call that can only fail stops the stream early. */
@@ -42,8 +41,8 @@ export interface RelayRun {
   /** Aborts the upstream call when the stream stops early, though a chunk is being waited for. */
   halt: AbortController
   /** The output evaluation of the whole reply: its text and its tool calls (not logged). */
-  evaluateOutput(reply: ReplyOfChoice): Promise<Decided>
-  log(decided: Decided[]): Promise<void>
+  evaluateOutput(reply: ReplyOfChoice): Promise<D>
+  log(decided: D[]): Promise<void>
   /** Told of each upstream chunk as it arrives (its usage, for the upstream call's span). */
   upstreamChunk?(chunk: Json): void
   /** The relay is done with the upstream: it ended, failed or was stopped. */
@@ -61,7 +60,7 @@ type Next = 'next' | 'ended'
  * evaluated and logged, once. A failure after the first event ends the stream with an error
  * event (Warden's) or without [DONE] (the client went away).
  */
-export class StreamRelay {
+export class StreamRelay<D extends Decided = Decided> {
   /** The chunk after the choice finished (its finish, then usage): held until the next one, so that the last before [DONE] carries Warden's outcome. */
   private held: Json | null = null
   /** The stream's id, created and model, for chunks Warden writes itself (and, once decided, `warden`). */
@@ -70,7 +69,7 @@ export class StreamRelay {
   private logged = false
   /** The text field of the reply: where text released between chunks goes. */
   private textField: TextField = 'content'
-  private whole: Promise<Decided> | null = null
+  private whole: Promise<D> | null = null
   /** The reply's tool calls as received so far, by their index. */
   private readonly calls = new Map<number, StreamedCall>()
   /** The reply calls a function in OpenAI's deprecated shape (`function_call`), read as call 0. */
@@ -79,7 +78,7 @@ export class StreamRelay {
   private waiting: Promise<IteratorResult<StreamChunk>> | null = null
 
   constructor(
-    private readonly run: RelayRun,
+    private readonly run: RelayRun<D>,
     private readonly chunks: AsyncGenerator<StreamChunk>,
   ) {}
 
@@ -269,7 +268,7 @@ export class StreamRelay {
   }
 
   /** Evaluates and logs the whole text received: the stream's output evaluation, once (of the text received when first asked). */
-  private decide(): Promise<Decided> {
+  private decide(): Promise<D> {
     if (this.whole === null) {
       const reply: ReplyOfChoice = {
         text: this.run.release.received,
