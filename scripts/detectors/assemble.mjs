@@ -25,6 +25,15 @@ const PREFIX = { prompt_injection: 'pi', toxicity: 'tox' }
  * What the readers of one role are handed (see sources.mjs), with the rows of each source read
  * once. For training (`training: true`), every file a measure or held-out row withholds is out of
  * the trees, and a measure or held-out set's rows cannot be asked for.
+ * @param {{
+ *   sources: readonly object[],
+ *   tree: (at: { repo: string, commit: string }) => import('./files.mjs').FileTree,
+ *   seed: number,
+ *   triggers?: { mined: string[], heldOut: string[] } | null,
+ *   devTexts?: Set<string>,
+ *   training: boolean,
+ * }} options
+ * @returns {{ rowsOf: (name: string) => Promise<any[]> }}
  */
 export function readingContext({ sources, tree, seed, triggers = null, devTexts = new Set(), training }) {
   const withheld = training ? withheldPaths(sources) : new Map()

@@ -18,6 +18,8 @@ const utf8Text = (buf) => buf.toString('utf8').replace(/^\uFEFF/, '')
  * Trees over bare git mirrors, each `<root>/<owner>+<name>/repo` (or `<root>/<owner>+<name>`,
  * or `<root>/<owner>+<name>.git`), read with `git cat-file` at the pinned commit so that every
  * run reads the same bytes. Returns `tree({repo, commit})`.
+ * @param {string} root
+ * @returns {(at: { repo: string, commit: string }) => FileTree}
  */
 export function gitMirrors(root) {
   const dirs = new Map()
@@ -77,7 +79,11 @@ export function gitMirrors(root) {
   }
 }
 
-/** A tree of the given files (`{path: string | Uint8Array}`), for tests and small inputs. */
+/**
+ * A tree of the given files, for tests and small inputs.
+ * @param {Record<string, string | Uint8Array>} files
+ * @returns {FileTree}
+ */
 export function memoryTree(files) {
   const paths = Object.keys(files).sort()
   const blob = (path) => {
@@ -93,7 +99,10 @@ export function memoryTree(files) {
   }
 }
 
-/** Whether `path` is one of `withheld`: a file's path, a folder ending in `/`, or `''` for all. */
+/**
+ * Whether `path` is one of `withheld`: a file's path, a folder ending in `/`, or `''` for all.
+ * @type {(withheld: string[], path: string) => boolean}
+ */
 export const isWithheld = (withheld, path) =>
   withheld.some((w) => w === '' || w === path || (w.endsWith('/') && path.startsWith(w)))
 
@@ -101,6 +110,10 @@ export const isWithheld = (withheld, path) =>
  * `tree` with the `withheld` paths taken out: listed nowhere, and reading one throws. Training
  * readers get their trees through this, so a held-out set cannot be read for training even by a
  * reader that lists a whole folder.
+ * @param {FileTree} tree
+ * @param {string[]} withheld
+ * @param {string} repo
+ * @returns {FileTree}
  */
 export function withholding(tree, withheld, repo) {
   if (withheld.length === 0) return tree
