@@ -1,7 +1,7 @@
 // Hard negatives for `prompt_injection`: benign prompts and sentences that contain the trigger
 // words a shipped model weighs most (see triggers.mjs), mined from public instruction, QA and
-// documentation corpora. Used by prepare-data.mjs (training sources `mined-*`) and by measure.mjs
-// (held-out triggers mined from corpora never trained on).
+// documentation corpora. Used by the readers of the `mined-*` training sources and of the trigger
+// measure sets (held-out triggers mined from corpora never trained on), in readers/.
 //
 // A unit is a whole prompt when the corpus holds prompts (at most MAX_PROMPT characters), else a
 // sentence or a short paragraph of prose. A unit is kept when it contains a trigger (whole words,
@@ -61,7 +61,7 @@ export function sentences(text) {
 
 /**
  * Picks units that contain a trigger: `units` are {text, path, row, kind, src?}; returns rows in the
- * shape prepare-data's readers return (label 0, category `trigger:<phrase>`). A unit that contains
+ * shape the readers return (sources.mjs) (label 0, category `trigger:<phrase>`). A unit that contains
  * an `exclude` phrase (the held-out triggers, when mining training data) is never picked.
  */
 export function mineUnits(units, phrases, key, exclude = []) {
