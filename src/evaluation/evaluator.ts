@@ -33,10 +33,12 @@ import {
   type RuleTracer,
   redactConversation,
 } from '../rules/evaluate.js'
+import { maskContext, maskMessages, numbered } from '../rules/masking.js'
 import { RULE_TYPE_MODULES } from '../rules/rule-types/registry.js'
 import { guardsReply } from '../rules/stream.js'
 import { normalizeRule } from '../rules/validation.js'
 import type { Evaluation } from '../schemas/evaluations.js'
+import type { ChatMessage } from '../schemas/messages.js'
 import type { PolicyCreate } from '../schemas/policies.js'
 import { ruleSpan } from '../telemetry/index.js'
 import { COMPILE_BUDGET_MS, checkMs, compileMs, runsInPool, type TextSize, textSize } from './cost.js'
@@ -111,6 +113,8 @@ export interface EvaluationWork {
   traced?: boolean
   /** Counts in the rule metrics: an evaluation an application asked for (not a policy test). */
   observed?: boolean
+  /** The messages exactly as sent, which `masked` gives back masked; without them, the messages as read. */
+  sent?: readonly ChatMessage[]
 }
 
 /** An evaluation made: its answer, the outcome it was made from, and what a pooled one made for the log. */
@@ -311,6 +315,15 @@ export class Evaluator {
       policies: outcome.policies,
     }
     if (work.redact === true) answer.redacted = pooled?.redacted ?? redactConversation(conversation, outcome)
+    const plan = outcome.masking
+    if (plan !== null) {
+      const write = numbered(plan)
+      answer.masked = {
+        messages: maskMessages(work.sent ?? (conversation.messages as readonly ChatMessage[]), plan, write),
+        context: maskContext(conversation.context ?? [], plan, write),
+        placeholders: plan.placeholders,
+      }
+    }
     answer.latency_ms = Math.round((performance.now() - started) * 100) / 100
     return pooled?.redactedLog ? { answer, outcome, redactedLog: pooled.redactedLog } : { answer, outcome }
   }

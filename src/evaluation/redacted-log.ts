@@ -1,5 +1,6 @@
 import type { ConversationInput } from '../rules/conversation.js'
 import { type EvaluationOutcome, type RedactedConversation, redactConversation } from '../rules/evaluate.js'
+import { maskedLabel } from '../rules/masking.js'
 import { RULE_TYPE_MODULES } from '../rules/rule-types/registry.js'
 import type { Evaluation } from '../schemas/evaluations.js'
 
@@ -37,6 +38,11 @@ export function redactedLog(
   // Every text found, not only the findings a rule reports (at most MAX_REPORTED_FINDINGS each).
   const labels = new Map<string, string>()
   for (const finding of outcome.redactable) if (finding.text) labels.set(finding.text, label(finding.kind))
+  // A masked value reads as its placeholder, as in the conversation sent on; any other as [KIND].
+  const masking = outcome.masking
+  const masked = maskedLabel(masking)
+  if (masking)
+    for (const finding of outcome.redactable) if (finding.text) labels.set(finding.text, masked(finding))
   const longestFirst = new Map([...labels].sort(([a], [b]) => b.length - a.length))
   return {
     policies: policies.map((policy) => ({
@@ -46,10 +52,15 @@ export function redactedLog(
         reason: scrub(rule.reason, longestFirst),
         ...(rule.guard ? { guard: { ...rule.guard, verdict: scrub(rule.guard.verdict, longestFirst) } } : {}),
         findings: RULE_TYPE_MODULES[rule.type].redacts
-          ? rule.findings.map((f) => ({ ...f, text: f.text === null ? null : label(f.kind) }))
+          ? rule.findings.map((f) => ({
+              ...f,
+              text: f.text === null ? null : rule.status === 'masked' ? masked(f) : label(f.kind),
+            }))
           : rule.findings,
       })),
     })),
-    conversation: redacted ?? redactConversation(conversation, outcome),
+    conversation: masking
+      ? redactConversation(conversation, outcome, (f) => labels.get(f.text ?? '') ?? label(f.kind))
+      : (redacted ?? redactConversation(conversation, outcome)),
   }
 }

@@ -99,7 +99,13 @@ function scorersFor(id: number, task: PoolTask): { judge: Judge | null; guards: 
   return { judge, guards }
 }
 
-const empty = { verdict: 'pass', action: 'allow', override_response: null, policies: [] } as const
+const empty = {
+  verdict: 'pass',
+  action: 'allow',
+  override_response: null,
+  policies: [],
+  masking: null,
+} as const
 
 async function run(id: number, task: PoolTask): Promise<PoolResult> {
   const invalid: FieldError[] = []
@@ -143,6 +149,7 @@ async function run(id: number, task: PoolTask): Promise<PoolResult> {
       action: outcome.action,
       override_response: outcome.override_response,
       policies: outcome.policies,
+      masking: outcome.masking,
     },
     redacted,
     redactedLog: task.logRedacted

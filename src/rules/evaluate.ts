@@ -12,6 +12,7 @@ import {
   targetMask,
 } from './conversation.js'
 import { redactText } from './detectors/index.js'
+import { type MaskFinding, type MaskPlan, planMasking } from './masking.js'
 import { RULE_TYPE_MODULES } from './rule-types/registry.js'
 import {
   type CascadeReport,
@@ -24,7 +25,7 @@ import {
   type Scorers,
   scoredStatus,
 } from './rule-types/rule-type.js'
-import type { Finding, RuleMethod, RuleStatus } from './types.js'
+import type { Finding, RuleMethod, RuleStatus, TargetText } from './types.js'
 
 export type { Classifiers } from './rule-types/rule-type.js'
 
@@ -92,9 +93,14 @@ export interface PolicyResult {
 /** The decision parts of an evaluation's answer (docs/evaluation.md). */
 export interface EvaluationOutcome {
   verdict: Verdict
-  action: 'allow' | 'override' | 'block'
+  action: 'allow' | 'mask' | 'override' | 'block'
   override_response: string | null
   policies: PolicyResult[]
+  /**
+   * With action `mask`: what the enforced mask rules' findings become (rules/masking.ts). Holds
+   * the values: never logged (the log writes texts field by field).
+   */
+  masking: MaskPlan | null
   /**
    * Every finding of the pii, keywords and regex rules, including those past a rule's cap of
    * MAX_REPORTED_FINDINGS: what redaction replaces. Never part of an answer or a log entry: those
@@ -185,6 +191,14 @@ export interface CompiledRule {
   scoring: 'higher-is-better' | 'lower-is-better' | null
   /** Whether its findings are replaced in `redacted`. */
   redacts: boolean
+  /** `action: mask`: a finding masks instead of failing (rules/masking.ts). */
+  masks: boolean
+  /** A mask rule's `restore`: whether the proxies put its values back into the reply. */
+  restore: boolean
+  /** `allowed` of a findings type: the folded texts whose findings do not count. */
+  allowedFindings: ReadonlySet<string> | null
+  /** `allowed` of a scored type: the texts read with each occurrence as neutral text. */
+  neutral: ((text: string) => string) | null
   /** What decides the rule, built by its type's module (rule-types/). */
   compiled: CompiledRuleType
 }
@@ -201,6 +215,7 @@ export const NO_JUDGE = 'no judge configured'
 
 function compileRule(rule: PolicyRule, index: number, context: CompileContext): CompiledRule {
   const type = RULE_TYPE_MODULES[rule.type]
+  const allowed = rule.allowed ?? null
   return {
     index,
     type: rule.type,
@@ -208,8 +223,30 @@ function compileRule(rule: PolicyRule, index: number, context: CompileContext): 
     threshold: type.scoring === null ? null : (rule.threshold ?? DEFAULT_THRESHOLD),
     scoring: type.scoring,
     redacts: type.redacts,
+    masks: type.masks && rule.action === 'mask',
+    restore: rule.restore ?? true,
+    allowedFindings:
+      allowed !== null && type.allows === 'findings' ? new Set(allowed.map(foldAllowed)) : null,
+    neutral: allowed !== null && type.allows === 'text' ? neutralizer(allowed) : null,
     compiled: type.compile(rule, context),
   }
+}
+
+/** How `allowed` compares a finding's text with its items: Unicode NFKC, then case folded. */
+const foldAllowed = (text: string): string => text.normalize('NFKC').toLowerCase()
+
+/**
+ * Reads each occurrence of `items` (case-insensitively) as neutral text: replaced by as many
+ * spaces, so that offsets in the text stay where they were. The longest items first, so that one
+ * inside another never leaves the rest of the longer behind.
+ */
+function neutralizer(items: readonly string[]): (text: string) => string {
+  const escaped = [...items]
+    .sort((a, b) => b.length - a.length)
+    .map((item) => item.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&'))
+  const pattern = new RegExp(escaped.join('|'), 'giu')
+  // As many spaces as the occurrence has code points: findings' offsets count code points.
+  return (text) => text.replace(pattern, (found) => ' '.repeat([...found].length))
 }
 
 /** Builds every rule of `policy` once; reuse the result for every evaluation of that revision. */
@@ -256,7 +293,7 @@ function result(rule: CompiledRule, verdict: RuleVerdict): RuleResult {
     type: rule.type,
     expected: rule.expected,
     status,
-    satisfied: status === 'skipped' || status === rule.expected,
+    satisfied: status === 'skipped' || status === 'masked' || status === rule.expected,
     score,
     threshold: rule.threshold,
     method,
@@ -302,7 +339,7 @@ function settle(item: Awaiting, answers: Answer[]): void {
 function finish(item: Awaiting, status: RuleStatus, score: number | null, reason: string | null): void {
   const r = item.result
   r.status = status
-  r.satisfied = status === 'skipped' || status === r.expected
+  r.satisfied = status === 'skipped' || status === 'masked' || status === r.expected
   r.score = score
   r.reason = reason
 }
@@ -402,6 +439,8 @@ interface Run {
   questions: ExternalQuestion[]
   /** Every finding of a pii, keywords or regex rule, for `redacted` (none capped). */
   redactable: Finding[]
+  /** Every finding of an enforced mask rule (none capped), for `masking`. */
+  maskable: MaskFinding[]
   traceRule?: RuleTracer
 }
 
@@ -417,11 +456,18 @@ function evaluatePolicy(compiled: CompiledPolicy, run: Run): PolicyResult {
   const texts = conversation.textsFor(compiled.targets)
   for (const rule of compiled.rules) {
     const started = timing ? timing.clock() : 0
-    const input = { texts, conversation, targets: policy.target, threshold: rule.threshold, scorers }
-    const answer = run.traceRule
+    const read = rule.neutral === null ? texts : neutralTexts(texts, rule.neutral)
+    const input = { texts: read, conversation, targets: policy.target, threshold: rule.threshold, scorers }
+    let answer = run.traceRule
       ? run.traceRule(policy.id, rule.index, rule.type, () => rule.compiled.evaluate(input))
       : rule.compiled.evaluate(input)
     if (!('ask' in answer)) {
+      if (rule.allowedFindings !== null) answer = withoutAllowed(answer, rule.allowedFindings)
+      if (rule.masks && answer.status === 'fail' && answer.findings.length > 0) {
+        answer = { ...answer, status: 'masked' }
+        if (policy.mode === 'enforce')
+          for (const finding of answer.findings) run.maskable.push({ finding, restore: rule.restore })
+      }
       if (rule.redacts) for (const finding of answer.findings) redactable.push(finding)
       rules.push(result(rule, answer))
       // A rule waiting for a scorer is timed when its answers arrive.
@@ -459,6 +505,36 @@ function evaluatePolicy(compiled: CompiledPolicy, run: Run): PolicyResult {
   }
 }
 
+/** Texts with each occurrence of a rule's `allowed` items read as neutral text (the same texts when none occurs). */
+function neutralTexts(
+  texts: readonly TargetText[],
+  neutral: (text: string) => string,
+): readonly TargetText[] {
+  let changed = false
+  const read = texts.map((t) => {
+    const text = neutral(t.text)
+    if (text === t.text) return t
+    changed = true
+    return { ...t, text }
+  })
+  return changed ? read : texts
+}
+
+/**
+ * A detector's verdict without the findings whose text is one of the rule's `allowed` items
+ * (folded): a rule that found only those passes.
+ */
+function withoutAllowed(verdict: RuleVerdict, allowed: ReadonlySet<string>): RuleVerdict {
+  if (verdict.findings.length === 0) return verdict
+  const findings = verdict.findings.filter((f) => f.text === null || !allowed.has(foldAllowed(f.text)))
+  if (findings.length === verdict.findings.length) return verdict
+  return {
+    ...verdict,
+    findings,
+    status: verdict.status === 'fail' && findings.length === 0 ? 'pass' : verdict.status,
+  }
+}
+
 /** How a policy's verdict counts for a decision: an `error` as `fail` under fail_closed, as `pass` under fail_open. */
 export function countedVerdict(result: PolicyResult): Verdict {
   if (result.verdict === 'error') return result.on_error === 'fail_open' ? 'pass' : 'fail'
@@ -485,7 +561,7 @@ function capAnswer(results: PolicyResult[]): void {
 function decide(
   compiled: readonly CompiledPolicy[],
   results: PolicyResult[],
-  redactable: readonly Finding[],
+  run: Pick<Run, 'conversation' | 'redactable' | 'maskable'>,
 ): EvaluationOutcome {
   capAnswer(results)
   let verdict: Verdict = 'pass'
@@ -506,12 +582,17 @@ function decide(
       overrideResponse ??= (compiled[i] as CompiledPolicy).policy.override_response
     }
   }
+  // Masking only lets a conversation go on: a failing one is overridden or blocked anyway.
+  const masking =
+    verdict === 'pass' && run.maskable.length > 0 ? planMasking(run.conversation, run.maskable) : null
   return {
     verdict,
-    action: verdict === 'pass' ? 'allow' : overrideResponse === null ? 'block' : 'override',
+    action:
+      verdict !== 'pass' ? (overrideResponse === null ? 'block' : 'override') : masking ? 'mask' : 'allow',
     override_response: overrideResponse,
     policies: results,
-    redactable,
+    masking,
+    redactable: run.redactable,
   }
 }
 
@@ -543,6 +624,7 @@ export function evaluate(
     : null
   const started = timing ? timing.clock() : 0
   const redactable: Finding[] = []
+  const maskable: MaskFinding[] = []
   const guards = options.guards ?? null
   const scorers: Scorers = {
     judge: options.judge !== null,
@@ -557,10 +639,11 @@ export function evaluate(
     awaiting,
     questions,
     redactable,
+    maskable,
   }
   if (options.traceRule) run.traceRule = options.traceRule
   const results = policies.map((p) => evaluatePolicy(p, run))
-  if (questions.length === 0) return Promise.resolve(decide(policies, results, redactable))
+  if (questions.length === 0) return Promise.resolve(decide(policies, results, run))
   const judge = options.judge
   const signal = typeof options.signal === 'function' ? options.signal() : options.signal
   const workspace = options.workspace as string
@@ -578,7 +661,7 @@ export function evaluate(
       const seconds = (timing.clock() - started) / 1000
       for (const item of awaiting) timing.observe(item.rule.type, item.result.method, seconds)
     }
-    return decide(policies, results, redactable)
+    return decide(policies, results, run)
   })
 }
 
@@ -591,10 +674,12 @@ export interface RedactedConversation {
 /**
  * The conversation with every finding of a pii, keywords or regex rule of any evaluated policy
  * replaced by `[KIND]`, overlapping findings merged: those past a rule's reporting cap too.
+ * `label` names another replacement for some (the log writes a masked value's placeholder).
  */
 export function redactConversation(
   conversation: ConversationInput,
   outcome: EvaluationOutcome,
+  label?: (finding: Finding) => string,
 ): RedactedConversation {
   // Findings by text: messages at their index, context documents at -1 - index.
   const byText = new Map<number, Finding[]>()
@@ -606,7 +691,7 @@ export function redactConversation(
   }
   const redact = (text: string, key: number) => {
     const findings = byText.get(key)
-    return findings ? redactText(text, findings) : text
+    return findings ? redactText(text, findings, label) : text
   }
   return {
     messages: conversation.messages.map((m, i) => ({

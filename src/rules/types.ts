@@ -65,7 +65,7 @@ export interface Finding {
 }
 
 /** A rule's verdict, or why it has none. */
-export type RuleStatus = 'pass' | 'fail' | 'skipped' | 'error'
+export type RuleStatus = 'pass' | 'fail' | 'masked' | 'skipped' | 'error'
 
 /** What produced a verdict. */
 export type RuleMethod = 'detector' | 'model' | 'judge' | 'guard'

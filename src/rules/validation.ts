@@ -15,9 +15,12 @@ export function normalizeRule(rule: PolicyRuleInput): PolicyRule {
     threshold: rule.threshold ?? null,
     flagged: rule.flagged ?? null,
   }
-  // `detector` and `cascade` are returned only when set.
+  // `detector`, `cascade`, `action`, `restore` and `allowed` are returned only when set.
   if (rule.detector !== undefined && rule.detector !== null) normal.detector = rule.detector
   if (rule.cascade !== undefined && rule.cascade !== null) normal.cascade = rule.cascade
+  if (rule.action !== undefined && rule.action !== null) normal.action = rule.action
+  if (rule.restore !== undefined && rule.restore !== null) normal.restore = rule.restore
+  if (rule.allowed !== undefined && rule.allowed !== null) normal.allowed = rule.allowed
   return normal
 }
 
@@ -26,6 +29,17 @@ const DETECTOR_TYPES = Object.values(RULE_TYPE_MODULES)
   .filter((m) => m.detectorChoice)
   .map((m) => m.type)
   .join(' and ')
+
+/** The types whose rules may mask their findings: "pii, keywords and regex". */
+const MASK_TYPES = listed(Object.values(RULE_TYPE_MODULES).filter((m) => m.masks))
+/** The types whose rules may list `allowed` values. */
+const ALLOWED_TYPES = listed(Object.values(RULE_TYPE_MODULES).filter((m) => m.allows !== null))
+
+/** Types as a detail names them: "a, b and c". */
+function listed(modules: readonly { type: string }[]): string {
+  const types = modules.map((m) => m.type)
+  return types.length > 1 ? `${types.slice(0, -1).join(', ')} and ${types[types.length - 1]}` : types.join('')
+}
 
 /** The types whose rules may name a guard detector: "toxicity, prompt_injection and custom". */
 const GUARD_TYPES = (() => {
@@ -72,6 +86,29 @@ export function checkRules(
       else if (!(rule.cascade.low < rule.cascade.high))
         errors.push({ pointer: `${at}/cascade/high`, detail: 'must be greater than low' })
     }
+    if (rule.action === 'mask') {
+      if (!type.masks)
+        errors.push({
+          pointer: `${at}/action`,
+          detail: `mask applies only to ${MASK_TYPES} rules, not to a ${rule.type} rule`,
+        })
+      else if (rule.expected === 'fail')
+        errors.push({
+          pointer: `${at}/action`,
+          detail:
+            'mask needs expected pass: a mask rule replaces what it finds, it cannot require finding it',
+        })
+    }
+    if (rule.restore !== undefined && rule.action !== 'mask')
+      errors.push({
+        pointer: `${at}/restore`,
+        detail: 'applies only to a rule whose action is mask: it says whether its masked values come back',
+      })
+    if (rule.allowed !== undefined && type.allows === null)
+      errors.push({
+        pointer: `${at}/allowed`,
+        detail: `applies only to ${ALLOWED_TYPES} rules, not to a ${rule.type} rule`,
+      })
     for (const error of type.validate(rule, { at, base, definition, patterns })) errors.push(error)
   })
   return errors

@@ -214,11 +214,11 @@ export type FailedRuleOutcome = Static<typeof FailedRuleSchema>
 
 export const WardenOutcomeSchema = Type.Object(
   {
-    action: Type.Unsafe<'allow' | 'override' | 'block'>({
+    action: Type.Unsafe<'allow' | 'mask' | 'override' | 'block'>({
       type: 'string',
-      enum: ['allow', 'override', 'block'],
+      enum: ['allow', 'mask', 'override', 'block'],
       description:
-        'allow: the reply is the model’s; override or block: the input or a choice failed a policy and was replaced (the first such, input first, then choices in order).',
+        'allow: the reply is the model’s; mask: values were masked (in the conversation sent upstream, or in the reply) and the reply went on (docs/masking.md); override or block: the input or a choice failed a policy and was replaced (the first such, input first, then choices in order).',
       examples: ['allow'],
     }),
     input_evaluation_id: Type.String({
@@ -236,6 +236,13 @@ export const WardenOutcomeSchema = Type.Object(
         'The evaluation of every choice’s reply, in choice order (null for a choice with neither text nor tool calls); empty when the input stopped the call.',
       examples: [['0193c1c0-5e20-7b21-8f03-7d2c5e9a1b44']],
     }),
+    masked: Type.Optional(
+      Type.Record(Type.String(), Type.Integer({ minimum: 1 }), {
+        description:
+          'With action mask: how many values of each kind were masked (in the conversation sent upstream and in the reply), never the values.',
+        examples: [{ email: 1, credit_card: 1 }],
+      }),
+    ),
     failed: Type.Array(FailedRuleSchema, {
       description:
         'Why the answer was blocked or overridden: each enforced rule that failed, in the input’s evaluation, then in each choice’s in choice order; empty for allow. Ids, type and categories only, never the matched text: an application holding only an evaluations:write key can tell its user why.',

@@ -7,7 +7,7 @@ import {
   PageSchema,
   ResourceIdSchema,
 } from './common.js'
-import { type ConversationMessage, MessageSchema } from './messages.js'
+import { type ConversationMessage, MessageAnswerSchema, MessageSchema } from './messages.js'
 import { MODES, ON_ERROR, PolicyCreateSchema, RULE_TYPES, VERDICTS } from './policies.js'
 import { TOXICITY_CATEGORIES } from './rule-vocabulary.js'
 
@@ -274,13 +274,13 @@ const RuleResultSchema = Type.Object(
     index: Type.Integer({ description: 'The rule’s position in its policy.', examples: [0] }),
     type: enumOf(RULE_TYPES, { description: 'The rule’s type.', examples: ['pii'] }),
     expected: enumOf(VERDICTS, { description: 'The verdict that satisfies the rule.', examples: ['pass'] }),
-    status: enumOf(['pass', 'fail', 'skipped', 'error'] as const, {
+    status: enumOf(['pass', 'fail', 'masked', 'skipped', 'error'] as const, {
       description:
-        'The rule’s verdict; skipped when none of its targeted texts is present, error when it could not be evaluated (see reason).',
+        'The rule’s verdict; masked when a mask rule (action mask) found something, which it replaces instead of failing (docs/masking.md); skipped when none of its targeted texts is present, error when it could not be evaluated (see reason).',
       examples: ['fail'],
     }),
     satisfied: Type.Boolean({
-      description: 'Whether the status equals expected; skipped counts as satisfied.',
+      description: 'Whether the status equals expected; skipped and masked count as satisfied.',
       examples: [false],
     }),
     score: Nullable(Type.Number(), {
@@ -383,6 +383,55 @@ const RedactedSchema = Type.Object(
   },
 )
 
+const PlaceholderSchema = Type.Object(
+  {
+    placeholder: Type.String({
+      description: 'The placeholder as it stands in the masked texts.',
+      examples: ['[EMAIL_1]'],
+    }),
+    kind: Type.String({
+      description: 'What was masked: a pii kind (email, credit_card, …), keyword or regex.',
+      examples: ['email'],
+    }),
+    text: Type.String({
+      description: 'The value it stands for, as written.',
+      examples: ['jane@example.com'],
+    }),
+  },
+  { additionalProperties: false },
+)
+
+const MaskedSchema = Type.Object(
+  {
+    messages: Type.Array(MessageAnswerSchema, {
+      description:
+        'The messages exactly as sent, each masked finding replaced by its placeholder: in string content, in text and refusal parts, and inside tool-call arguments’ JSON strings (the arguments stay valid JSON). What to send on instead of the conversation.',
+      examples: [[{ role: 'user', content: 'Write to me at [EMAIL_1] about my refund.' }]],
+    }),
+    context: Type.Array(Type.String(), {
+      description: 'The context documents, masked the same way.',
+      examples: [['Customer [EMAIL_1] asked twice.']],
+    }),
+    placeholders: Type.Array(PlaceholderSchema, {
+      description:
+        'Each placeholder issued and the value it stands for, numbered per kind in order of first appearance over the conversation; the same value is always the same placeholder, and a number the conversation already holds as literal text is skipped. Never kept in the evaluation log.',
+      examples: [[{ placeholder: '[EMAIL_1]', kind: 'email', text: 'jane@example.com' }]],
+    }),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'Only with action mask: the conversation with every finding of the enforce policies’ mask rules replaced by a numbered placeholder, and the placeholders (docs/masking.md).',
+    examples: [
+      {
+        messages: [{ role: 'user', content: 'Write to me at [EMAIL_1] about my refund.' }],
+        context: [],
+        placeholders: [{ placeholder: '[EMAIL_1]', kind: 'email', text: 'jane@example.com' }],
+      },
+    ],
+  },
+)
+
 export const EvaluationSchema = Type.Object(
   {
     id: Type.String({
@@ -396,9 +445,9 @@ export const EvaluationSchema = Type.Object(
         'fail when an enforce policy counts as failed (an error counts as fail under fail_closed).',
       examples: ['fail'],
     }),
-    action: enumOf(['allow', 'override', 'block'] as const, {
+    action: enumOf(['allow', 'mask', 'override', 'block'] as const, {
       description:
-        'allow when the verdict is pass; override (send override_response instead) when the first failing enforce policy with an override_response has one; block otherwise.',
+        'allow when the verdict is pass and nothing was masked; mask when the verdict is pass and an enforce policy’s mask rule found something (send `masked` instead of the conversation; docs/masking.md); override (send override_response instead) when the first failing enforce policy with an override_response has one; block otherwise.',
       examples: ['override'],
     }),
     override_response: Nullable(Type.String(), {
@@ -411,6 +460,7 @@ export const EvaluationSchema = Type.Object(
       examples: [[POLICY_RESULT_EXAMPLE]],
     }),
     redacted: Type.Optional(RedactedSchema),
+    masked: Type.Optional(MaskedSchema),
     not_read: Type.Optional(
       Type.Array(NotReadSchema, {
         description:
@@ -428,7 +478,12 @@ export type Evaluation = Static<typeof EvaluationSchema>
 /** What the log keeps of the evaluated texts (EVALUATION_LOG_CONTENT). */
 export const LOG_CONTENTS = ['redacted', 'none', 'full'] as const
 
-const { redacted: _redacted, not_read: _notRead, ...answerFields } = EvaluationSchema.properties
+const {
+  redacted: _redacted,
+  masked: _masked,
+  not_read: _notRead,
+  ...answerFields
+} = EvaluationSchema.properties
 
 const LOGGED_EXAMPLE = {
   id: '0193c1c0-7b9e-7cc4-9d7c-3f1f2b8a9e10',

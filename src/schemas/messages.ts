@@ -1,4 +1,4 @@
-import { type Static, Type } from '@sinclair/typebox'
+import { type Static, type TSchema, Type } from '@sinclair/typebox'
 import { enumOf } from './common.js'
 
 /**
@@ -146,56 +146,72 @@ const NullableObject = (description: string, example: unknown) =>
     examples: [example],
   })
 
+const messageProperties = (content: TSchema) => ({
+  role: enumOf(CHAT_ROLES, {
+    description:
+      'system, developer (read as system), user, assistant, tool (a tool’s result, read by the context target as a retrieved document), or function (OpenAI’s deprecated form of tool, read as tool).',
+    examples: ['user'],
+  }),
+  content: Type.Optional(content),
+  name: Type.Optional(
+    Type.String({ description: 'A name for the participant; not read.', examples: ['alice'] }),
+  ),
+  tool_calls: Type.Optional(
+    Type.Array(ToolCallSchema, {
+      maxItems: MAX_TOOL_CALLS,
+      description:
+        'The tool calls of an assistant turn. Their arguments are read by the assistant target, and by output in the last turn; findings in them carry `tool_call` and `path`.',
+      examples: [
+        [{ id: 'call_1', type: 'function', function: { name: 'find_order', arguments: '{"id":1042}' } }],
+      ],
+    }),
+  ),
+  tool_call_id: Type.Optional(
+    Type.String({ description: 'The tool call a tool message answers.', examples: ['call_1'] }),
+  ),
+  refusal: Type.Optional(
+    Type.Unsafe<string | null>({
+      type: ['string', 'null'],
+      description: 'An assistant’s refusal; read as its text when the turn has no content.',
+      examples: [null],
+    }),
+  ),
+  audio: Type.Optional(NullableObject('A previous audio reply, by id; not read.', { id: 'audio_abc123' })),
+  function_call: Type.Optional(
+    NullableObject(
+      'OpenAI’s deprecated function call of an assistant turn; not read (an evaluation names it in `not_read`).',
+      {
+        name: 'find_order',
+        arguments: '{"id":1042}',
+      },
+    ),
+  ),
+})
+
+const MESSAGE_OPTIONS = {
+  additionalProperties: false,
+  description: 'One message of the conversation, in OpenAI’s Chat Completions shape.',
+  examples: [{ role: 'user', content: 'Where is my order 1042?' }],
+} as const
+
 export const MessageSchema = Type.Unsafe<ChatMessage>(
+  Type.Object(messageProperties(ContentSchema), MESSAGE_OPTIONS),
+)
+
+/**
+ * A message as an answer gives it back (`masked`): the request's shape, its content one of three
+ * schemas rather than one of three types, which the answers' serializer writes as they are.
+ */
+export const MessageAnswerSchema = Type.Unsafe<ChatMessage>(
   Type.Object(
-    {
-      role: enumOf(CHAT_ROLES, {
-        description:
-          'system, developer (read as system), user, assistant, tool (a tool’s result, read by the context target as a retrieved document), or function (OpenAI’s deprecated form of tool, read as tool).',
-        examples: ['user'],
+    messageProperties(
+      Type.Unsafe<ChatMessage['content']>({
+        anyOf: [{ type: 'string' }, { type: 'array', items: ContentPartSchema }, { type: 'null' }],
+        description: ContentSchema.description,
+        examples: ContentSchema.examples,
       }),
-      content: Type.Optional(ContentSchema),
-      name: Type.Optional(
-        Type.String({ description: 'A name for the participant; not read.', examples: ['alice'] }),
-      ),
-      tool_calls: Type.Optional(
-        Type.Array(ToolCallSchema, {
-          maxItems: MAX_TOOL_CALLS,
-          description:
-            'The tool calls of an assistant turn. Their arguments are read by the assistant target, and by output in the last turn; findings in them carry `tool_call` and `path`.',
-          examples: [
-            [{ id: 'call_1', type: 'function', function: { name: 'find_order', arguments: '{"id":1042}' } }],
-          ],
-        }),
-      ),
-      tool_call_id: Type.Optional(
-        Type.String({ description: 'The tool call a tool message answers.', examples: ['call_1'] }),
-      ),
-      refusal: Type.Optional(
-        Type.Unsafe<string | null>({
-          type: ['string', 'null'],
-          description: 'An assistant’s refusal; read as its text when the turn has no content.',
-          examples: [null],
-        }),
-      ),
-      audio: Type.Optional(
-        NullableObject('A previous audio reply, by id; not read.', { id: 'audio_abc123' }),
-      ),
-      function_call: Type.Optional(
-        NullableObject(
-          'OpenAI’s deprecated function call of an assistant turn; not read (an evaluation names it in `not_read`).',
-          {
-            name: 'find_order',
-            arguments: '{"id":1042}',
-          },
-        ),
-      ),
-    },
-    {
-      additionalProperties: false,
-      description: 'One message of the conversation, in OpenAI’s Chat Completions shape.',
-      examples: [{ role: 'user', content: 'Where is my order 1042?' }],
-    },
+    ),
+    MESSAGE_OPTIONS,
   ),
 )
 export type Message = Static<typeof MessageSchema>

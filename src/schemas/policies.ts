@@ -103,6 +103,38 @@ const band = Type.Object(
 )
 const cascade = Nullable(band, { description: CASCADE_DESCRIPTION, examples: [{ low: 0.2, high: 0.8 }] })
 
+export const RULE_ACTIONS = ['block', 'mask'] as const
+export type RuleAction = (typeof RULE_ACTIONS)[number]
+const ACTION_DESCRIPTION =
+  "What a finding does: block (the default: it fails the rule) or mask (pii, keywords and regex rules whose expected is pass): findings are replaced by numbered placeholders ([EMAIL_1]) and the conversation goes on; the rule is `masked`, the evaluation's action `mask`, and the answer carries `masked` (docs/masking.md). Returned only when set."
+const actionSchema = Type.Unsafe<RuleAction>({
+  type: 'string',
+  enum: [...RULE_ACTIONS],
+  description: ACTION_DESCRIPTION,
+  examples: ['mask'],
+})
+const action = Nullable(actionSchema, { description: ACTION_DESCRIPTION, examples: ['mask'] })
+const RESTORE_DESCRIPTION =
+  "Mask rules only: whether the guarded proxies put the values this rule masked in the input back into the model's reply before the client sees it (default true). false keeps the placeholders (values the end user may not see back). Returned only when set."
+const restoreSchema = Type.Boolean({ description: RESTORE_DESCRIPTION, examples: [false] })
+const restore = Nullable(restoreSchema, {
+  description: RESTORE_DESCRIPTION,
+  examples: [false],
+})
+const ALLOWED_DESCRIPTION =
+  "Values a team's own text legitimately holds. pii, keywords, regex: a finding whose text equals an item (after Unicode NFKC and case folding) does not count (a support address, a test card). toxicity, prompt_injection: each occurrence of an item is read as neutral text before scoring (the team's own template wording). 1 to 1,000 distinct items of 1 to 256 characters. Returned only when set."
+const allowedList = Type.Array(Type.String({ minLength: 1, maxLength: 256 }), {
+  minItems: 1,
+  maxItems: 1000,
+  uniqueItems: true,
+  description: ALLOWED_DESCRIPTION,
+  examples: [['support@acme.example']],
+})
+const allowed = Nullable(allowedList, {
+  description: ALLOWED_DESCRIPTION,
+  examples: [['support@acme.example']],
+})
+
 export const PolicyRuleInputSchema = Type.Object(
   {
     type: ruleTypeSchema,
@@ -114,6 +146,9 @@ export const PolicyRuleInputSchema = Type.Object(
     flagged: Type.Optional(flagged),
     detector: Type.Optional(detector),
     cascade: Type.Optional(cascade),
+    action: Type.Optional(action),
+    restore: Type.Optional(restore),
+    allowed: Type.Optional(allowed),
   },
   { additionalProperties: false },
 )
@@ -133,6 +168,9 @@ export const PolicyRuleSchema = Type.Object(
     flagged,
     detector: Type.Optional(detectorString),
     cascade: Type.Optional(band),
+    action: Type.Optional(actionSchema),
+    restore: Type.Optional(restoreSchema),
+    allowed: Type.Optional(allowedList),
   },
   { $id: 'PolicyRule', title: 'PolicyRule', additionalProperties: false },
 )

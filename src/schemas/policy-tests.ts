@@ -15,7 +15,7 @@ import { PolicyCreateSchema, PolicyParamsSchema, VERDICTS } from './policies.js'
 
 /** A policy's test cases (docs/log-and-tests.md), and a test run over them. */
 
-export const RULE_STATUSES = ['pass', 'fail', 'skipped', 'error'] as const
+export const RULE_STATUSES = ['pass', 'fail', 'masked', 'skipped', 'error'] as const
 export type RuleStatus = (typeof RULE_STATUSES)[number]
 export const OUTCOMES = ['passed', 'failed', 'skipped'] as const
 export type Outcome = (typeof OUTCOMES)[number]
@@ -55,7 +55,8 @@ const ExpectedRuleSchema = Type.Object(
       examples: [0],
     }),
     status: enumOf(RULE_STATUSES, {
-      description: 'The status that rule must have: pass, fail, skipped or error.',
+      description:
+        'The status that rule must have: pass, fail, masked (a mask rule found something), skipped or error.',
       examples: ['fail'],
     }),
   },

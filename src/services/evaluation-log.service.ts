@@ -4,8 +4,9 @@ import type { Clock } from '../clock.js'
 import type { EvaluationLogContent } from '../config.js'
 import { AppError, notFound } from '../errors.js'
 import { type RedactedLog, redactedLog } from '../evaluation/redacted-log.js'
-import { type ConversationInput, messageText } from '../rules/conversation.js'
+import { type ConversationInput, type ConversationMessage, messageText } from '../rules/conversation.js'
 import type { EvaluationOutcome } from '../rules/evaluate.js'
+import { maskContext, maskedLabel, maskMessages, numbered } from '../rules/masking.js'
 import {
   type Evaluation,
   type EvaluationListQuery,
@@ -13,6 +14,7 @@ import {
   type LoggedEvaluation,
   LoggedEvaluationSchema,
 } from '../schemas/evaluations.js'
+import type { ChatMessage } from '../schemas/messages.js'
 import type { Store } from '../store/database.js'
 import { pageJson } from '../store/documents.js'
 import {
@@ -95,8 +97,33 @@ export function logEntry(record: EvaluationRecord, content: EvaluationLogContent
       })),
     }))
   } else {
-    messages = conversation.messages.map((m) => ({ role: m.role, content: messageText(m.content) }))
-    context = [...(conversation.context ?? [])]
+    // Everything as evaluated, except masked values: they stand as their placeholders, as sent on.
+    const plan = outcome.masking
+    const write = plan ? numbered(plan) : null
+    const read = (
+      plan && write
+        ? maskMessages(conversation.messages as ChatMessage[], plan, write)
+        : conversation.messages
+    ) as ConversationInput['messages']
+    messages = read.map((m) => ({
+      role: m.role,
+      content: messageText(m.content as ConversationMessage['content']),
+    }))
+    context =
+      plan && write ? maskContext(conversation.context ?? [], plan, write) : [...(conversation.context ?? [])]
+    const label = maskedLabel(plan)
+    if (answer.policies.some((p) => p.rules.some((r) => r.status === 'masked')))
+      policies = answer.policies.map((policy) => ({
+        ...policy,
+        rules: policy.rules.map((rule) =>
+          rule.status === 'masked'
+            ? {
+                ...rule,
+                findings: rule.findings.map((f) => ({ ...f, text: f.text === null ? null : label(f) })),
+              }
+            : rule,
+        ),
+      }))
   }
   return {
     id: answer.id,

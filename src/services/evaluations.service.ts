@@ -10,6 +10,7 @@ import { evaluablePolicy } from '../evaluation/policy-for-evaluation.js'
 import type { Metrics } from '../metrics.js'
 import { failedRules } from '../rules/failed-rules.js'
 import type { Evaluation, EvaluationRequest, EvaluationSource } from '../schemas/evaluations.js'
+import type { ChatMessage } from '../schemas/messages.js'
 import type { Store } from '../store/database.js'
 import { policyFromColumns } from '../store/documents.js'
 import { findApplicationSeq, findEvaluatedApplication } from '../store/evaluations.repository.js'
@@ -51,6 +52,11 @@ export interface EvaluationOptions {
    * its input was, and reads none. Not with `policies` in the request.
    */
   policies?: StoredPolicies
+  /**
+   * The messages exactly as the client sent them (every part, every field), which `masked` gives
+   * back masked; without them, the messages as read.
+   */
+  sent?: readonly ChatMessage[]
 }
 
 /**
@@ -143,6 +149,7 @@ export class EvaluationsService {
       conversation,
       redact: request.redact === true,
       ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.sent ? { sent: options.sent } : {}),
       traced,
       observed: true,
     })

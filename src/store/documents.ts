@@ -61,6 +61,9 @@ const ruleInOrder = (r: PolicyRule): PolicyRule => ({
   flagged: r.flagged,
   ...(r.detector !== undefined ? { detector: r.detector } : {}),
   ...(r.cascade !== undefined ? { cascade: { low: r.cascade.low, high: r.cascade.high } } : {}),
+  ...(r.action !== undefined ? { action: r.action } : {}),
+  ...(r.restore !== undefined ? { restore: r.restore } : {}),
+  ...(r.allowed !== undefined ? { allowed: r.allowed } : {}),
 })
 
 export function policyDocument(p: Policy): string {

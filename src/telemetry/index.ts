@@ -219,7 +219,7 @@ export function recordUsage(
 export interface EvaluationOutcomeAttributes {
   id: string
   verdict: string
-  action: 'allow' | 'override' | 'block'
+  action: 'allow' | 'mask' | 'override' | 'block'
   /** The ids of the enforce policies that failed. */
   failedPolicies: readonly string[]
 }
@@ -243,7 +243,7 @@ export function evaluationSpan<T>(
 }
 
 /** The decision `gen_ai.guardrail.decision.type` names for each of Warden's actions. */
-const GUARDRAIL_DECISIONS = { allow: 'allow', override: 'modify', block: 'deny' } as const
+const GUARDRAIL_DECISIONS = { allow: 'allow', mask: 'modify', override: 'modify', block: 'deny' } as const
 
 /** An evaluation's outcome on its span; with the switch on, as the guardrail proposal names it. */
 export function recordEvaluation(span: Span | undefined, outcome: EvaluationOutcomeAttributes): void {

@@ -56,7 +56,7 @@ export const evaluationsRoutes: FastifyPluginAsyncTypebox<{ services: Services }
             { workspaceId, keyId, requestId: String(request.id) },
             request.params.application_id,
             { ...request.body, messages },
-            { signal },
+            { signal, sent: request.body.messages },
           ),
         ),
       )

@@ -6,9 +6,13 @@ import { hasAstral } from './code-points.js'
  * Findings that overlap or touch merge into one replacement named after the earliest (the
  * longest at the same start). Offsets are code points; findings must be of this text. Findings in
  * a tool call's arguments (`tool_call` set) count in those arguments, not in this text: they are
- * passed over here.
+ * passed over here. `label` names a replacement other than `[KIND]` (a masked value's placeholder).
  */
-export function redactText(text: string, findings: readonly Finding[]): string {
+export function redactText(
+  text: string,
+  findings: readonly Finding[],
+  label: (finding: Finding) => string = (f) => `[${f.kind.toUpperCase()}]`,
+): string {
   if (findings.length === 0) return text
   const spans = findings
     .filter((f) => f.tool_call === undefined)
@@ -39,7 +43,7 @@ export function redactText(text: string, findings: readonly Finding[]): string {
     }
     const from = toUnit(Math.max(first.start, 0))
     if (from < copied) continue
-    out += `${text.slice(copied, from)}[${first.kind.toUpperCase()}]`
+    out += `${text.slice(copied, from)}${label(first)}`
     copied = toUnit(end)
   }
   return out + text.slice(copied)

@@ -15,6 +15,8 @@ export const customRule: RuleTypeModule = {
   detectorChoice: false,
   guardChoice: true,
   redacts: false,
+  masks: false,
+  allows: null,
   form: {
     threshold: 'Minimum score (default 0.5)',
     about:

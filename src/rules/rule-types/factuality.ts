@@ -10,6 +10,8 @@ export const factualityRule: RuleTypeModule = {
   detectorChoice: false,
   guardChoice: false,
   redacts: false,
+  masks: false,
+  allows: null,
   form: {
     threshold: 'Minimum support score (default 0.5)',
     about: 'Passes when the output is supported by the context documents.',

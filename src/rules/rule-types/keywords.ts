@@ -16,6 +16,8 @@ export const keywordsRule: RuleTypeModule = {
   detectorChoice: false,
   guardChoice: false,
   redacts: true,
+  masks: true,
+  allows: 'findings',
   form: { flagged: 'phrases', about: 'Passes when none of the phrases occurs (whole words, any case).' },
   validate(rule, { at }) {
     if (rule.flagged !== null) return []

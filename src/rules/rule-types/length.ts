@@ -20,6 +20,8 @@ export const lengthRule: RuleTypeModule = {
   detectorChoice: false,
   guardChoice: false,
   redacts: false,
+  masks: false,
+  allows: null,
   form: { value: 'Maximum length (characters)', about: 'Passes when the text is at most this long.' },
   validate(rule, { at }) {
     if (rule.value === null)

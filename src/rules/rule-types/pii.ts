@@ -12,6 +12,8 @@ export const piiRule: RuleTypeModule = {
   detectorChoice: false,
   guardChoice: false,
   redacts: true,
+  masks: true,
+  allows: 'findings',
   form: { flagged: 'pii', about: 'Passes when none of the chosen kinds of personal data occurs.' },
   validate(rule, { at }) {
     const errors = []

@@ -9,6 +9,8 @@ export const promptInjectionRule: RuleTypeModule = {
   detectorChoice: true,
   guardChoice: true,
   redacts: false,
+  masks: false,
+  allows: 'text',
   form: {
     threshold: 'Maximum injection score (default 0.5)',
     about: 'Passes when there is no injection or jailbreak attempt.',

@@ -44,6 +44,8 @@ export const regexRule: RuleTypeModule = {
   detectorChoice: false,
   guardChoice: false,
   redacts: true,
+  masks: true,
+  allows: 'findings',
   form: { value: 'Pattern (RE2)', about: 'Passes when the pattern matches nowhere.' },
   validate(rule, { at, patterns }) {
     if (rule.value === null)

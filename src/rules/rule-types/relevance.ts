@@ -10,6 +10,8 @@ export const relevanceRule: RuleTypeModule = {
   detectorChoice: false,
   guardChoice: false,
   redacts: false,
+  masks: false,
+  allows: null,
   form: {
     threshold: 'Minimum relevance score (default 0.5)',
     about: 'Passes when the output answers the input.',

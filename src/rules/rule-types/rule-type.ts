@@ -30,6 +30,14 @@ export interface RuleTypeModule {
   readonly guardChoice: boolean
   /** Whether its findings are entities that `redacted` replaces (pii, keywords, regex). */
   readonly redacts: boolean
+  /** Whether a rule of this type may mask its findings instead of failing (`action: mask`; docs/masking.md). */
+  readonly masks: boolean
+  /**
+   * What a rule's `allowed` values do: `findings` (a finding whose text is one of them does not
+   * count: pii, keywords, regex), `text` (each occurrence is read as neutral text before scoring:
+   * toxicity, prompt_injection), or null (the type takes none).
+   */
+  readonly allows: 'findings' | 'text' | null
   /** The console's form for a rule of this type, published as the OpenAPI document's `x-rule-types`. */
   readonly form: RuleForm
   /**

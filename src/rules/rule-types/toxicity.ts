@@ -13,6 +13,8 @@ export const toxicityRule: RuleTypeModule = {
   detectorChoice: true,
   guardChoice: true,
   redacts: false,
+  masks: false,
+  allows: 'text',
   form: {
     threshold: 'Maximum toxicity score (default 0.5)',
     flagged: 'toxicity',
