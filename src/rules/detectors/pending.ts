@@ -13,7 +13,8 @@
  * digits into an IBAN; the automaton's state inside a phrase into a keyword. They are checked
  * against whole-text evaluation by the property test of test/unit/rules/stream.test.ts.
  */
-import { isWordAt } from './fold.js'
+import { isAscii } from './code-points.js'
+import { isWordAt, nfkcOnce, originalStart } from './fold.js'
 import type { PhraseSet } from './phrase-set.js'
 import type { PiiKind } from './pii.js'
 
@@ -207,13 +208,25 @@ const PENDING_BY_KIND: Record<PiiKind, PendingFrom> = {
   api_key: keyPending,
 }
 
-/** A pii rule's pending offset: the earliest of its kinds'. */
+/**
+ * A pii rule's pending offset: the earliest of its kinds'. The rule reads the text's NFKC form
+ * (pii.ts), so the answers are those of that form, mapped back (full-width digits are digits
+ * still in progress); in text beyond ASCII, the last character is held too, since a combining
+ * mark still to come may compose with it.
+ */
 export function piiPending(kinds: readonly PiiKind[]): PendingFrom {
   const finders = [...new Set(kinds)].map((kind) => PENDING_BY_KIND[kind])
-  return (text) => {
+  const earliest = (text: string) => {
     let pending = text.length
     for (const find of finders) pending = Math.min(pending, find(text))
-    return atCodePoint(text, pending)
+    return pending
+  }
+  return (text) => {
+    if (isAscii(text)) return earliest(text)
+    const normal = nfkcOnce(text)
+    const found = earliest(normal.text)
+    const pending = found >= normal.text.length ? text.length : originalStart(normal, found)
+    return atCodePoint(text, Math.min(pending, lastPieceStart(text)))
   }
 }
 

@@ -7,8 +7,8 @@ import { PII_KINDS } from '../../schemas/policies.js'
 import type { Finding, FindingKind, TargetText } from '../types.js'
 import { findApiKeys, type Span } from './api-keys.js'
 import { isCardNumber, isIssuerDigit } from './cards.js'
-import { CodePointIndex } from './code-points.js'
-import { isWordAt } from './fold.js'
+import { CodePointIndex, isAscii } from './code-points.js'
+import { isWordAt, nfkcTarget, originalEnd, originalStart } from './fold.js'
 import { fitsRegion, phoneCueRegions } from './phone-cues.js'
 import type { TextMatcher } from './types.js'
 
@@ -594,14 +594,24 @@ export function findPii(
 /**
  * A pii rule: every entity of the flagged kinds (all seven when `kinds` is null). Entities of
  * different kinds may overlap (a phone number inside a URL's credentials); redaction merges them.
+ * Candidates are read and confirmed in the text's NFKC form (fold.ts, `nfkc`), as a reader sees
+ * it: full-width digits (４１１１ １１１１ １１１１ １１１１), a full-width ＠ and dot, a no-break
+ * space are the ASCII ones; spans map back to the text as sent. Text NFKC leaves as it is
+ * (all ASCII text) is read as it is.
  */
 export function piiMatcher(kinds: readonly PiiKind[] | null): TextMatcher {
   const selected = [...new Set(kinds ?? PII_KINDS)]
   return (target: TargetText): Finding[] => {
     const text = target.text
-    const spans = findPii(text, selected)
+    // ASCII text, the common case, is its own NFKC form: read as it is, nothing kept.
+    const normal = isAscii(text) ? null : nfkcTarget(target)
+    const spans = findPii(normal === null ? text : normal.text, selected)
     if (spans.length === 0) return []
     const index = new CodePointIndex(text)
-    return spans.map(({ kind, span }) => index.finding(kind, target, span.start, span.end))
+    if (normal?.start === undefined)
+      return spans.map(({ kind, span }) => index.finding(kind, target, span.start, span.end))
+    return spans.map(({ kind, span }) =>
+      index.finding(kind, target, originalStart(normal, span.start), originalEnd(normal, span.end - 1)),
+    )
   }
 }

@@ -67,6 +67,10 @@ const PLANTED = [
   'TOKEN=ab12',
   'ToKen=zz99',
   'toKen=ſſſſ',
+  // Read in NFKC by the pii rule: full-width digits and letters.
+  '４１１１ １１１１ １１１１ １１１１',
+  '４１１１－1111－１１１１－1111',
+  'ａｌｉｃｅ＠ｅｘａｍｐｌｅ．ｃｏｍ',
 ]
 const NEAR = [
   '4111 1111 1111 1112',
@@ -82,6 +86,7 @@ const NEAR = [
   '2024',
   'jane@',
   'DE89',
+  '４１１１ １１１１',
 ]
 const WORDS = [
   'the',
@@ -105,6 +110,8 @@ const WORDS = [
   'you',
   'Telefon:',
   'ssn',
+  '４２',
+  'ｏｋ',
 ]
 const SEPARATORS = [' ', ' ', ' ', '', '\n', ', ', '. ', '  ', '-', '.']
 
