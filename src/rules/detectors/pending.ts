@@ -40,11 +40,11 @@ const isDigit = (c: number) => c >= 48 && c <= 57
 
 /**
  * Cards, phone numbers, SSNs and IPv4 addresses are runs of digits joined by spaces, dots,
- * dashes, slashes, colons, parentheses and a leading +: the trailing run of those characters,
- * from its first digit, + or (, may still grow into one (or stop being one: a card number that
- * a letter or more digits continue is none).
+ * dashes, slashes, colons, parentheses and a leading + (and commas, for cards): the trailing run
+ * of those characters, from its first digit, + or (, may still grow into one (or stop being one:
+ * a card number that a letter or more digits continue is none).
  */
-function numericPending(text: string): number {
+function numericPending(text: string, commas = false): number {
   const start = runStart(
     text,
     (c) =>
@@ -56,7 +56,8 @@ function numericPending(text: string): number {
       c === 58 ||
       c === 40 ||
       c === 41 ||
-      c === 43,
+      c === 43 ||
+      (commas && c === 44),
   )
   for (let i = start; i < text.length; i++) {
     const c = text.charCodeAt(i)
@@ -199,7 +200,7 @@ function keyPending(text: string): number {
 
 const PENDING_BY_KIND: Record<PiiKind, PendingFrom> = {
   // A card inside a valid IBAN is none: the IBAN's tail counts for cards too.
-  credit_card: (text) => Math.min(numericPending(text), ibanPending(text)),
+  credit_card: (text) => Math.min(numericPending(text, true), ibanPending(text)),
   phone: numericPending,
   ssn: numericPending,
   iban: ibanPending,

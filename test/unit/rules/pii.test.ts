@@ -112,6 +112,30 @@ describe('credit cards', () => {
     })
     expect(cpSlice(text, f?.start ?? 0, f?.end ?? 0)).toBe('4111 1111 1111 1111')
   })
+  it('reads groups joined by commas in a card’s grouping, as a whole list after a card word', () => {
+    expect(texts('card 4111,1111,1111,1111 exp 12/27', cards)).toEqual(['4111,1111,1111,1111'])
+    expect(texts('Visa: 4111,1111,1111,1111', cards)).toEqual(['4111,1111,1111,1111'])
+    expect(texts('amex 3782,822463,10005; diners card 3056,930902,5904', cards)).toEqual([
+      '3782,822463,10005',
+      '3056,930902,5904',
+    ])
+    expect(texts('カード 4111,1111,1111,1111', cards)).toEqual(['4111,1111,1111,1111'])
+    // Spaces or dashes after a comma-joined number stay separators of their own.
+    expect(texts('cards 5,4111 1111 1111 1111', cards)).toEqual(['4111 1111 1111 1111'])
+  })
+  it('reads no card in an ordinary list of numbers joined by commas', () => {
+    // No card word: a bare list of four four-digit numbers makes a card one time in thirty.
+    expect(texts('4111,1111,1111,1111', cards)).toEqual([])
+    expect(texts('codes: 4111,1111,1111,1111', cards)).toEqual([])
+    // Part of a longer list, in another grouping, an amount, mixed separators, a prose list.
+    expect(texts('card 4111,1111,1111,1111,2222', cards)).toEqual([])
+    expect(texts('card 12,4111,1111,1111,1111', cards)).toEqual([])
+    expect(texts('card 41,1111,1111,1111,11', cards)).toEqual([])
+    expect(texts('card total 4,111,111,111,111,111', cards)).toEqual([])
+    expect(texts('card 4111,1111 1111,1111', cards)).toEqual([])
+    expect(texts('card 4111, 1111, 1111, 1111', cards)).toEqual([])
+    expect(texts('card 4111,1111,1111,1111.50', cards)).toEqual([])
+  })
 })
 
 describe('text read in NFKC', () => {

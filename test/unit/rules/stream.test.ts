@@ -67,10 +67,11 @@ const PLANTED = [
   'TOKEN=ab12',
   'ToKen=zz99',
   'toKen=ſſſſ',
-  // Read in NFKC by the pii rule: full-width digits and letters.
+  // Read in NFKC by the pii rule: full-width digits and letters, and a card's comma grouping.
   '４１１１ １１１１ １１１１ １１１１',
   '４１１１－1111－１１１１－1111',
   'ａｌｉｃｅ＠ｅｘａｍｐｌｅ．ｃｏｍ',
+  'card 4111,1111,1111,1111',
 ]
 const NEAR = [
   '4111 1111 1111 1112',
@@ -87,6 +88,8 @@ const NEAR = [
   'jane@',
   'DE89',
   '４１１１ １１１１',
+  'card 4111,1111,1111,1112',
+  '4111,1111,1111,1111',
 ]
 const WORDS = [
   'the',
@@ -112,6 +115,7 @@ const WORDS = [
   'ssn',
   '４２',
   'ｏｋ',
+  ',',
 ]
 const SEPARATORS = [' ', ' ', ' ', '', '\n', ', ', '. ', '  ', '-', '.']
 
