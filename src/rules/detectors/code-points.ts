@@ -62,8 +62,25 @@ export class CodePointIndex {
     return this.point
   }
 
-  /** A finding of `kind` over UTF-16 span [start, end) of this index's text. */
+  /**
+   * A finding of `kind` over UTF-16 span [start, end) of this index's text, the text of
+   * `target`. In a tool call's text read from a conversation, the span is mapped back to the
+   * call as sent (its arguments, or its name).
+   */
   finding(kind: FindingKind, target: TargetText, start: number, end: number): Finding {
+    if (target.call !== undefined) {
+      const span = target.call.locate(start, end)
+      return {
+        kind,
+        source: target.source,
+        index: target.index,
+        start: span.start,
+        end: span.end,
+        text: span.text,
+        tool_call: target.tool_call ?? 0,
+        path: span.path,
+      }
+    }
     const finding: Finding = {
       kind,
       source: target.source,
