@@ -112,6 +112,7 @@ export function readConversation(input: ConversationInput): Conversation {
     role: m.role === 'developer' ? 'system' : m.role,
     kind: m.role === 'tool' ? 'document' : 'message',
     text: messageText(m.content),
+    ascii: undefined,
   }))
   // The arguments of each message's tool calls, by message index.
   const callsOf: (TargetText[] | undefined)[] = []
@@ -129,6 +130,7 @@ export function readConversation(input: ConversationInput): Conversation {
         kind: 'arguments',
         tool_call: position,
         text: read.text,
+        ascii: undefined,
         call: read.reading,
       })
     })
@@ -143,6 +145,7 @@ export function readConversation(input: ConversationInput): Conversation {
     role: 'context',
     kind: 'document',
     text,
+    ascii: undefined,
   }))
   let input_: TargetText | null = null
   for (let i = messages.length - 1; i >= 0; i--) {

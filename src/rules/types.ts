@@ -22,6 +22,11 @@ export interface TargetText {
   /** For `arguments`: the call's position in `messages[index].tool_calls`. */
   tool_call?: number
   /**
+   * Whether `text` is all ASCII, once a detector asked (`isAsciiText`, detectors/code-points.ts):
+   * the pii and keywords rules of an evaluation reading the same text count it once.
+   */
+  ascii?: boolean | undefined
+  /**
    * For `arguments` read from a conversation (arguments.ts): how `text`, the call's name and its
    * decoded arguments, maps back to the call as sent. Absent: `text` is the arguments as sent.
    */

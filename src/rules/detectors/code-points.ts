@@ -16,6 +16,19 @@ export function isAscii(text: string): boolean {
   return Buffer.byteLength(text, 'utf8') === text.length
 }
 
+/**
+ * `isAscii(target.text)`, counted once per text: the answer is kept on the text (`ascii`), which
+ * an evaluation's texts are made to hold (conversation.ts), so that the rules reading a text share it.
+ */
+export function isAsciiText(target: TargetText): boolean {
+  let ascii = target.ascii
+  if (ascii === undefined) {
+    ascii = isAscii(target.text)
+    target.ascii = ascii
+  }
+  return ascii
+}
+
 /** The length of `text` in code points. */
 export function codePointLength(text: string): number {
   if (!hasAstral(text)) return text.length

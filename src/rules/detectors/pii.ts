@@ -7,7 +7,7 @@ import { PII_KINDS } from '../../schemas/policies.js'
 import type { Finding, FindingKind, TargetText } from '../types.js'
 import { findApiKeys, type Span } from './api-keys.js'
 import { isCardNumber, isIssuerDigit } from './cards.js'
-import { CodePointIndex, isAscii } from './code-points.js'
+import { CodePointIndex, isAsciiText } from './code-points.js'
 import { isWordAt, nfkcTarget, originalEnd, originalStart } from './fold.js'
 import { fitsRegion, phoneCueRegions } from './phone-cues.js'
 import type { TextMatcher } from './types.js'
@@ -656,7 +656,7 @@ export function piiMatcher(kinds: readonly PiiKind[] | null): TextMatcher {
   return (target: TargetText): Finding[] => {
     const text = target.text
     // ASCII text, the common case, is its own NFKC form: read as it is, nothing kept.
-    const normal = isAscii(text) ? null : nfkcTarget(target)
+    const normal = isAsciiText(target) ? null : nfkcTarget(target)
     const spans = findPii(normal === null ? text : normal.text, selected)
     if (spans.length === 0) return []
     const index = new CodePointIndex(text)
