@@ -49,19 +49,24 @@ export function toolCallName(call: ToolCall): string | null {
   return typeof name === 'string' && name !== '' ? name : null
 }
 
+/** Nesting past this many levels is located at its ancestor this deep (as json-pointer.ts gives up at it). */
+export const MAX_POINTER_DEPTH = 256
+
 /** JSON arguments decoded: the text read, and for each of its UTF-16 units where it came from. */
 export interface DecodedArguments {
   text: string
-  /** For each unit of `text`: the UTF-16 offset in the arguments where its source starts. */
-  from: Int32Array
-  /** For each unit of `text`: the UTF-16 offset in the arguments where its source ends. */
-  to: Int32Array
-  /** Where each line's value (or member) starts in `text`, ascending, and its JSON Pointer. */
-  lineAt: Int32Array
-  linePath: readonly string[]
+  /** The UTF-16 offset in the arguments where the source of unit `unit` of `text` starts. */
+  from(unit: number): number
+  /** The UTF-16 offset in the arguments where the source of unit `unit` of `text` ends. */
+  to(unit: number): number
+  /** Where each line (a value, or a member's name and value) starts in `text`, ascending. */
+  lineAt: readonly number[]
+  /** The JSON Pointer of line `k`'s value (its member, for a member's line). */
+  linePointer(k: number): string
 }
 
-const escapeToken = (token: string) => token.replaceAll('~', '~0').replaceAll('/', '~1')
+const escapeToken = (token: string) =>
+  token.includes('~') || token.includes('/') ? token.replaceAll('~', '~0').replaceAll('/', '~1') : token
 
 const SIMPLE_ESCAPES: Readonly<Record<string, string>> = {
   '"': '"',
@@ -79,9 +84,55 @@ function isScalarCode(c: number): boolean {
   return (c >= 48 && c <= 57) || (c >= 97 && c <= 122) || c === 45 || c === 43 || c === 46 || c === 69
 }
 
+/**
+ * The values of the arguments as a tree of their JSON Pointers' tokens: node 0 is the whole
+ * arguments, every other node a member or an item of its parent. A pointer is built only when a
+ * finding asks for it, at most MAX_POINTER_DEPTH tokens long, and kept: building every value's
+ * pointer as it is read would cost the depth of each value (quadratic in a deep nesting).
+ */
+class Pointers {
+  private readonly parent: number[] = [-1]
+  private readonly token: string[] = ['']
+  /** The node itself, or its ancestor MAX_POINTER_DEPTH deep. */
+  private readonly anchor: number[] = [0]
+  private readonly depth: number[] = [0]
+  private readonly built = new Map<number, string>([[0, '']])
+
+  /** A new node under `parent`, named `token` (unescaped). */
+  add(parent: number, token: string): number {
+    const node = this.parent.length
+    const depth = (this.depth[parent] as number) + 1
+    this.parent.push(parent)
+    this.token.push(token)
+    this.depth.push(depth)
+    this.anchor.push(depth <= MAX_POINTER_DEPTH ? node : (this.anchor[parent] as number))
+    return node
+  }
+
+  pointer(node: number): string {
+    const anchor = this.anchor[node] as number
+    const known = this.built.get(anchor)
+    if (known !== undefined) return known
+    // The chain up to the nearest ancestor whose pointer is built (the root's is).
+    const chain: number[] = []
+    let n = anchor
+    while (!this.built.has(n)) {
+      chain.push(n)
+      n = this.parent[n] as number
+    }
+    let pointer = this.built.get(n) as string
+    for (let k = chain.length - 1; k >= 0; k--) {
+      const m = chain[k] as number
+      pointer = `${pointer}/${escapeToken(this.token[m] as string)}`
+      this.built.set(m, pointer)
+    }
+    return pointer
+  }
+}
+
 interface Frame {
   array: boolean
-  path: string
+  node: number
   index: number
 }
 
@@ -95,80 +146,71 @@ export function decodeArguments(raw: string): DecodedArguments | null {
   } catch {
     return null
   }
-  const parts: string[] = []
-  // Reading never grows the text: `"k":v` reads `k: v`, an escape reads one unit, `,` reads "\n".
-  let from = new Int32Array(raw.length + 8)
-  let to = new Int32Array(raw.length + 8)
+  let text = ''
   let size = 0
+  // Where each unit came from, by runs: run k starts at unit runAt[k] of the text. A run read as
+  // it stands (runEnd -1) maps unit runAt[k] + d to [runStart[k] + d, + 1); any other run (an
+  // escape, or units Warden adds) maps each of its units to [runStart[k], runEnd[k]).
+  const runAt: number[] = []
+  const runStart: number[] = []
+  const runEnd: number[] = []
   const lineAt: number[] = []
-  const linePath: string[] = []
+  const lineNode: number[] = []
+  const pointers = new Pointers()
   /** Where the last unit read from the arguments ends there: what a unit Warden adds maps to. */
   let lastEnd = 0
-  const reserve = (extra: number) => {
-    if (size + extra <= from.length) return
-    const grownFrom = new Int32Array((size + extra) * 2)
-    const grownTo = new Int32Array((size + extra) * 2)
-    grownFrom.set(from)
-    grownTo.set(to)
-    from = grownFrom
-    to = grownTo
-  }
   /** Units that stand for no text of the arguments (`: `, a line break): empty, at the last end. */
-  const added = (text: string) => {
-    reserve(text.length)
-    for (let k = 0; k < text.length; k++) {
-      from[size] = lastEnd
-      to[size] = lastEnd
-      size++
-    }
-    parts.push(text)
+  const added = (units: string) => {
+    runAt.push(size)
+    runStart.push(lastEnd)
+    runEnd.push(lastEnd)
+    size += units.length
+    text += units
   }
-  const line = (path: string) => {
+  const line = (node: number) => {
     if (size > 0) added('\n')
     lineAt.push(size)
-    linePath.push(path)
+    lineNode.push(node)
   }
   /** Units [start, end) of the arguments read as they stand. */
   const verbatim = (start: number, end: number) => {
-    reserve(end - start)
-    for (let k = start; k < end; k++) {
-      from[size] = k
-      to[size] = k + 1
-      size++
-    }
-    parts.push(raw.slice(start, end))
+    runAt.push(size)
+    runStart.push(start)
+    runEnd.push(-1)
+    size += end - start
+    text += raw.slice(start, end)
     lastEnd = end
   }
+  /** The next backslash at or after the last asked for (-1: none; -2: not looked for yet). */
+  let backslash = -2
   /**
    * Reads the string whose opening quote is at `i`; returns the offset after it, and its value
-   * when `keep` (a member's name, for its pointer).
+   * when `keep` (a member's name, for its pointer). Runs between escapes are found natively.
    */
   const string = (i: number, keep: boolean): { value: string; next: number } => {
     let j = i + 1
-    let run = j
     let value = ''
     for (;;) {
-      const c = raw.charCodeAt(j)
-      if (c === 0x22 || c === 0x5c) {
-        if (j > run) {
-          verbatim(run, j)
-          if (keep) value += raw.slice(run, j)
-        }
-        if (c === 0x22) return { value, next: j + 1 }
-        const e = raw[j + 1] as string
-        const length = e === 'u' ? 6 : 2
-        const unit =
-          e === 'u' ? String.fromCharCode(Number.parseInt(raw.slice(j + 2, j + 6), 16)) : SIMPLE_ESCAPES[e]
-        reserve(1)
-        from[size] = j
-        to[size] = j + length
-        size++
-        parts.push(unit as string)
-        if (keep) value += unit
-        lastEnd = j + length
-        j += length
-        run = j
-      } else j++
+      if (backslash !== -1 && backslash < j) backslash = raw.indexOf('\\', j)
+      const quote = raw.indexOf('"', j)
+      const end = backslash === -1 || quote < backslash ? quote : backslash
+      if (end > j) {
+        verbatim(j, end)
+        if (keep) value += raw.slice(j, end)
+      }
+      if (end === quote) return { value, next: quote + 1 }
+      const e = raw[end + 1] as string
+      const length = e === 'u' ? 6 : 2
+      const unit =
+        e === 'u' ? String.fromCharCode(Number.parseInt(raw.slice(end + 2, end + 6), 16)) : SIMPLE_ESCAPES[e]
+      runAt.push(size)
+      runStart.push(end)
+      runEnd.push(end + length)
+      size++
+      text += unit as string
+      if (keep) value += unit
+      lastEnd = end + length
+      j = end + length
     }
   }
   const space = (i: number) => {
@@ -179,33 +221,47 @@ export function decodeArguments(raw: string): DecodedArguments | null {
       j++
     }
   }
+  /** Reads a member's name at `at` (its quote) and the colon after it, on a new line: its node. */
+  const memberName = (at: number, parent: number): { node: number; next: number } => {
+    line(0)
+    const name = string(at, true)
+    const node = pointers.add(parent, name.value)
+    lineNode[lineNode.length - 1] = node
+    // The colon, and the space around it.
+    return { node, next: space(space(name.next) + 1) }
+  }
 
   const stack: Frame[] = []
   let i = space(0)
-  // The value about to be read: its pointer, and whether a member's name is on its line already.
-  let path = ''
+  // The value about to be read: its node, and whether a member's name is on its line already.
+  let node = 0
   let member = false
   for (;;) {
     const c = raw.charCodeAt(i)
     if (c === 0x7b || c === 0x5b) {
       if (member) added(':')
-      stack.push({ array: c === 0x5b, path, index: 0 })
+      const frame: Frame = { array: c === 0x5b, node, index: 0 }
+      stack.push(frame)
       i = space(i + 1)
       const close = raw.charCodeAt(i)
       if (close === 0x7d || close === 0x5d) {
         stack.pop()
         i = space(i + 1)
-      } else if (c === 0x5b) {
-        path = `${path}/0`
-        member = false
-        continue
       } else {
-        i = memberName(i, path)
+        if (frame.array) {
+          node = pointers.add(frame.node, '0')
+          member = false
+        } else {
+          const name = memberName(i, frame.node)
+          node = name.node
+          i = name.next
+          member = true
+        }
         continue
       }
     } else {
       if (member) added(': ')
-      else line(path)
+      else line(node)
       if (c === 0x22) i = string(i, false).next
       else {
         let j = i + 1
@@ -223,9 +279,14 @@ export function decodeArguments(raw: string): DecodedArguments | null {
         i = space(i + 1)
         if (top.array) {
           top.index++
-          path = `${top.path}/${top.index}`
+          node = pointers.add(top.node, String(top.index))
           member = false
-        } else i = memberName(i, top.path)
+        } else {
+          const name = memberName(i, top.node)
+          node = name.node
+          i = name.next
+          member = true
+        }
         next = true
         break
       }
@@ -234,41 +295,43 @@ export function decodeArguments(raw: string): DecodedArguments | null {
     }
     if (!next) break
   }
+  const runs = { at: runAt, start: runStart, end: runEnd }
   return {
-    text: parts.join(''),
-    from: from.subarray(0, size),
-    to: to.subarray(0, size),
-    lineAt: Int32Array.from(lineAt),
-    linePath,
-  }
-
-  /** Reads a member's name at `i` (its quote) and the colon after it; the value's line is begun. */
-  function memberName(at: number, parent: string): number {
-    // The line is the member's: its pointer is known once its name is read.
-    line(parent)
-    const lineIndex = linePath.length - 1
-    const name = string(at, true)
-    path = `${parent}/${escapeToken(name.value)}`
-    linePath[lineIndex] = path
-    member = true
-    // The colon, and the space around it.
-    return space(space(name.next) + 1)
+    text,
+    from: (unit) => {
+      const k = lastAtOrBefore(runs.at, unit)
+      const end = runs.end[k] as number
+      return (runs.start[k] as number) + (end < 0 ? unit - (runs.at[k] as number) : 0)
+    },
+    to: (unit) => {
+      const k = lastAtOrBefore(runs.at, unit)
+      const end = runs.end[k] as number
+      return end < 0 ? (runs.start[k] as number) + unit - (runs.at[k] as number) + 1 : end
+    },
+    lineAt,
+    linePointer: (k) => pointers.pointer(lineNode[k] ?? 0),
   }
 }
 
-/** The last line starting at or before `unit`. */
-function lineOf(decoded: DecodedArguments, unit: number): string {
+/** The last index k of ascending `at` with at[k] <= `value` (0 when none is). */
+function lastAtOrBefore(at: readonly number[], value: number): number {
   let lo = 0
-  let hi = decoded.lineAt.length - 1
+  let hi = at.length - 1
   let found = 0
   while (lo <= hi) {
     const mid = (lo + hi) >> 1
-    if ((decoded.lineAt[mid] as number) <= unit) {
+    if ((at[mid] as number) <= value) {
       found = mid
       lo = mid + 1
     } else hi = mid - 1
   }
-  return decoded.linePath[found] ?? ''
+  return found
+}
+
+/** The pointer of the last line starting at or before `unit`. */
+function pointerAt(decoded: DecodedArguments, unit: number): string {
+  if (decoded.lineAt.length === 0 || (decoded.lineAt[0] as number) > unit) return ''
+  return decoded.linePointer(lastAtOrBefore(decoded.lineAt, unit))
 }
 
 /**
@@ -316,9 +379,9 @@ class CallReading implements ToolCallReading {
       e = v
       path = jsonPointerAt(raw, s)
     } else {
-      s = u < decoded.from.length ? (decoded.from[u] as number) : raw.length
-      e = v > u ? (decoded.to[v - 1] as number) : s
-      path = lineOf(decoded, u)
+      s = u < decoded.text.length ? decoded.from(u) : raw.length
+      e = v > u ? decoded.to(v - 1) : s
+      path = pointerAt(decoded, u)
     }
     this.argumentsIndex ??= new CodePointIndex(raw)
     return { start: this.argumentsIndex.at(s), end: this.argumentsIndex.at(e), text: raw.slice(s, e), path }

@@ -1,6 +1,12 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { decodeArguments, NAME_PATH, readToolCall } from '../../../src/rules/arguments.js'
+import {
+  type DecodedArguments,
+  decodeArguments,
+  MAX_POINTER_DEPTH,
+  NAME_PATH,
+  readToolCall,
+} from '../../../src/rules/arguments.js'
 import { type ConversationInput, readConversation } from '../../../src/rules/conversation.js'
 import {
   keywordsMatcher,
@@ -32,6 +38,9 @@ const fn = (args: string, name = 'refund'): ToolCall => ({
   function: { name, arguments: args },
 })
 const cards = piiMatcher(['credit_card'])
+/** The JSON Pointer of each line of decoded arguments. */
+const pointers = (decoded: DecodedArguments | null) =>
+  decoded === null ? null : Array.from(decoded.lineAt, (_, k) => decoded.linePointer(k))
 const pii = piiMatcher(null)
 
 /** Each finding's text is its code point slice of what it counts in: the arguments, or the name. */
@@ -48,7 +57,7 @@ describe('decoding tool-call arguments', () => {
       '{"order": 1042, "payment": {"card": "x"}, "tags": ["a", "b"], "ok": true, "none": {}, "n": null}'
     const decoded = decodeArguments(raw)
     expect(decoded?.text).toBe('order: 1042\npayment:\ncard: x\ntags:\na\nb\nok: true\nnone:\nn: null')
-    expect(decoded?.linePath).toEqual([
+    expect(pointers(decoded)).toEqual([
       '/order',
       '/payment',
       '/payment/card',
@@ -60,7 +69,7 @@ describe('decoding tool-call arguments', () => {
       '/n',
     ])
     expect(decodeArguments('"just a string"')?.text).toBe('just a string')
-    expect(decodeArguments('[[1, 2], [], [[3]]]')?.linePath).toEqual(['/0/0', '/0/1', '/2/0/0'])
+    expect(pointers(decodeArguments('[[1, 2], [], [[3]]]'))).toEqual(['/0/0', '/0/1', '/2/0/0'])
     expect(decodeArguments('{}')?.text).toBe('')
   })
 
@@ -70,18 +79,21 @@ describe('decoding tool-call arguments', () => {
     expect(decoded?.text).toBe('card: 4111\t"/')
     const value = (decoded?.text ?? '').indexOf('4')
     // \u0034 is six units of the arguments, 1 one, \t two.
-    expect([decoded?.from[value], decoded?.to[value]]).toEqual([
+    expect([decoded?.from(value), decoded?.to(value)]).toEqual([
       raw.indexOf('\\u0034'),
       raw.indexOf('\\u0034') + 6,
     ])
-    expect([decoded?.from[value + 1], decoded?.to[value + 1]]).toEqual([
+    expect([decoded?.from(value + 1), decoded?.to(value + 1)]).toEqual([
       raw.indexOf('111'),
       raw.indexOf('111') + 1,
     ])
-    expect([decoded?.from[value + 4], decoded?.to[value + 4]]).toEqual([
+    expect([decoded?.from(value + 4), decoded?.to(value + 4)]).toEqual([
       raw.indexOf('\\t'),
       raw.indexOf('\\t') + 2,
     ])
+    // The name reads as written; `: ` stands for nothing of the arguments: empty, after the name.
+    expect([decoded?.from(0), decoded?.to(3)]).toEqual([2, 6])
+    expect([decoded?.from(4), decoded?.to(4), decoded?.from(5), decoded?.to(5)]).toEqual([6, 6, 6, 6])
   })
 
   it('decodes an escaped surrogate pair into the character, and counts code points in the arguments as sent', () => {
@@ -140,11 +152,19 @@ describe('decoding tool-call arguments', () => {
     expect(cards(callText(fn(prose)))).toMatchObject([{ text: '4111 1111 1111 1111', path: '' }])
   })
 
-  it('reads arguments nested deeper than any stack', () => {
+  it('reads arguments nested deeper than any stack, locating values past 256 levels at their ancestor there', () => {
     const raw = `${'['.repeat(20_000)}"\\u0034111 1111 1111 1111"${']'.repeat(20_000)}`
     const [finding] = cards(callText(fn(raw)))
     expect(finding?.start).toBe(20_001)
-    expect(finding?.path?.split('/')).toHaveLength(20_001)
+    expect(finding?.path).toBe('/0'.repeat(MAX_POINTER_DEPTH))
+    // A value at every level: each is read, each pointer as deep as it is, up to the cap.
+    const levels = 5_000
+    const every = `${'[1,'.repeat(levels)}1${']'.repeat(levels)}`
+    const decoded = decodeArguments(every)
+    expect(decoded?.lineAt).toHaveLength(levels + 1)
+    expect(decoded?.linePointer(0)).toBe('/0')
+    expect(decoded?.linePointer(2)).toBe('/1/1/0')
+    expect(decoded?.linePointer(levels)).toBe('/1'.repeat(MAX_POINTER_DEPTH))
   })
 })
 
