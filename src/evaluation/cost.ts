@@ -1,3 +1,4 @@
+import { toolCallName } from '../rules/arguments.js'
 import { type ConversationInput, toolCallText } from '../rules/conversation.js'
 import { RULE_TYPE_MODULES } from '../rules/rule-types/registry.js'
 import type { CostedRule } from '../rules/rule-types/rule-type.js'
@@ -80,10 +81,12 @@ export function textSize(conversation: ConversationInput): TextSize {
         add(part.text)
         characters++
       }
-    // Tool-call arguments are read by the assistant and output targets (docs/agents.md).
+    // Tool calls (their names and arguments) are read by the assistant and output targets (docs/agents.md).
     for (const call of m.tool_calls ?? []) {
       const text = toolCallText(call)
       if (text !== null) add(text)
+      const name = toolCallName(call)
+      if (name !== null) add(name)
     }
   }
   for (const d of conversation.context ?? []) add(d)

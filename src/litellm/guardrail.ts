@@ -21,11 +21,30 @@ type Json = Record<string, unknown>
 const isObject = (value: unknown): value is Json =>
   typeof value === 'object' && value !== null && !Array.isArray(value)
 
+/** The part types of OpenAI's Responses API that hold text, as LiteLLM passes them on: read as `text` parts. */
+const TEXT_PARTS: ReadonlySet<string> = new Set(['input_text', 'output_text'])
+
+/** A part as Warden reads parts: a Responses API text part as a `text` part. */
+function structuredPart(part: ContentPart): ContentPart {
+  return TEXT_PARTS.has(part.type) && typeof part.text === 'string' ? { type: 'text', text: part.text } : part
+}
+
+/**
+ * A tool call as Warden reads tool calls: arguments LiteLLM passes on as an object (parsed
+ * already, as some providers give them) read as their JSON text, so that they are read at all.
+ */
+function structuredToolCall(call: Json): ToolCall {
+  const fn = call.function
+  if (!isObject(fn) || typeof fn.arguments === 'string' || fn.arguments == null) return call as ToolCall
+  return { ...call, function: { ...fn, arguments: JSON.stringify(fn.arguments) } } as ToolCall
+}
+
 /**
  * One of LiteLLM's structured messages as Warden reads messages. LiteLLM passes on what its
  * caller sent, so nothing here is refused: an unknown role reads as `user` (read by the input
  * targets rather than by none), content of another shape as empty, parts without a type are
- * passed over.
+ * passed over. The Responses API's `input_text` and `output_text` parts read as text, and
+ * tool-call arguments sent as an object as their JSON text.
  */
 export function structuredMessage(raw: Json): ChatMessage {
   const role: ChatRole = (CHAT_ROLES as readonly unknown[]).includes(raw.role)
@@ -35,12 +54,13 @@ export function structuredMessage(raw: Json): ChatMessage {
   const { content } = raw
   if (typeof content === 'string') message.content = content
   else if (Array.isArray(content))
-    message.content = content.filter(
-      (part): part is ContentPart => isObject(part) && typeof part.type === 'string',
-    )
+    message.content = content
+      .filter((part): part is ContentPart => isObject(part) && typeof part.type === 'string')
+      .map(structuredPart)
   else message.content = null
   if (typeof raw.refusal === 'string') message.refusal = raw.refusal
-  if (Array.isArray(raw.tool_calls)) message.tool_calls = raw.tool_calls.filter(isObject) as ToolCall[]
+  if (Array.isArray(raw.tool_calls))
+    message.tool_calls = raw.tool_calls.filter(isObject).map(structuredToolCall)
   if (typeof raw.tool_call_id === 'string') message.tool_call_id = raw.tool_call_id
   if (typeof raw.name === 'string') message.name = raw.name
   return message

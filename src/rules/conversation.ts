@@ -1,5 +1,6 @@
 import type { ChatMessage, ConversationMessage, NotRead, TextPart, ToolCall } from '../schemas/messages.js'
 import type { TARGETS } from '../schemas/policies.js'
+import { readToolCall, toolCallArguments } from './arguments.js'
 import type { TargetText } from './types.js'
 
 export type Target = (typeof TARGETS)[number]
@@ -42,11 +43,9 @@ export function readableMessages(messages: readonly ChatMessage[]): {
   return { messages: readable, notRead }
 }
 
-/** The text a tool call's arguments read as: a function's `arguments`, or a custom tool's `input`. */
+/** A tool call's arguments as sent: a function's `arguments`, or a custom tool's `input`. */
 export function toolCallText(call: ToolCall): string | null {
-  if (typeof call.function?.arguments === 'string') return call.function.arguments
-  if (typeof call.custom?.input === 'string') return call.custom.input
-  return null
+  return toolCallArguments(call)
 }
 
 /** What an evaluation reads (section 8): the messages and the documents the output is grounded in. */
@@ -77,7 +76,10 @@ export function targetMask(targets: readonly Target[]): TargetMask {
 export interface Conversation {
   /** One per message, in order; `developer` reads as `system`, a tool result is a `document`. */
   readonly messages: readonly TargetText[]
-  /** The arguments of every tool call, in conversation order (kind `arguments`). */
+  /**
+   * Every tool call, in conversation order (kind `arguments`): its name and its arguments as the
+   * client reads them (decoded JSON values, arguments.ts).
+   */
   readonly toolCalls: readonly TargetText[]
   /** One per context document. */
   readonly context: readonly TargetText[]
@@ -87,9 +89,9 @@ export interface Conversation {
   readonly output: TargetText | null
   /**
    * The texts `targets` name, each once, in conversation order (messages, each followed by its
-   * tool calls' arguments, then documents): `context` names the tool results (messages with role
-   * `tool`) with the documents, `assistant` every assistant turn's tool-call arguments, `output`
-   * those of the output's turn.
+   * tool calls, then documents): `context` names the tool results (messages with role `tool`)
+   * with the documents, `assistant` every assistant turn's tool calls, `output` those of the
+   * output's turn.
    */
   textsFor(targets: readonly Target[] | TargetMask): readonly TargetText[]
 }
@@ -110,6 +112,7 @@ export function readConversation(input: ConversationInput): Conversation {
     role: m.role === 'developer' ? 'system' : m.role,
     kind: m.role === 'tool' ? 'document' : 'message',
     text: messageText(m.content),
+    ascii: undefined,
   }))
   // The arguments of each message's tool calls, by message index.
   const callsOf: (TargetText[] | undefined)[] = []
@@ -118,15 +121,17 @@ export function readConversation(input: ConversationInput): Conversation {
     if (m.role !== 'assistant' || !m.tool_calls) return
     const calls: TargetText[] = []
     m.tool_calls.forEach((call, position) => {
-      const text = toolCallText(call)
-      if (text === null) return
+      const read = readToolCall(call)
+      if (read === null) return
       calls.push({
         source: 'messages',
         index,
         role: 'assistant',
         kind: 'arguments',
         tool_call: position,
-        text,
+        text: read.text,
+        ascii: undefined,
+        call: read.reading,
       })
     })
     if (calls.length > 0) {
@@ -140,6 +145,7 @@ export function readConversation(input: ConversationInput): Conversation {
     role: 'context',
     kind: 'document',
     text,
+    ascii: undefined,
   }))
   let input_: TargetText | null = null
   for (let i = messages.length - 1; i >= 0; i--) {

@@ -21,6 +21,37 @@ export interface TargetText {
   kind?: TextKind
   /** For `arguments`: the call's position in `messages[index].tool_calls`. */
   tool_call?: number
+  /**
+   * Whether `text` is all ASCII, once a detector asked (`isAsciiText`, detectors/code-points.ts):
+   * the pii and keywords rules of an evaluation reading the same text count it once.
+   */
+  ascii?: boolean | undefined
+  /**
+   * For `arguments` read from a conversation (arguments.ts): how `text`, the call's name and its
+   * decoded arguments, maps back to the call as sent. Absent: `text` is the arguments as sent.
+   */
+  call?: ToolCallReading
+}
+
+/** A span of a tool call's text, as a finding in the call says it (arguments.ts). */
+export interface CallSpan {
+  /** Code points, in the arguments as sent (or in the name, for `path` `#name`). */
+  start: number
+  end: number
+  /** The text there, as sent. */
+  text: string
+  /** The JSON Pointer of the value or member name the span starts in, or `#name`. */
+  path: string
+}
+
+/** How a tool call's text maps back to the call as sent (arguments.ts). */
+export interface ToolCallReading {
+  /** The name of what was called, or null. */
+  readonly name: string | null
+  /** The arguments as sent (`function.arguments`, or a custom tool's `input`), or null. */
+  readonly arguments: string | null
+  /** The UTF-16 span [start, end) of the text, as a finding in the call says it. */
+  locate(start: number, end: number): CallSpan
 }
 
 export type TextKind = 'message' | 'document' | 'arguments'
@@ -53,13 +84,15 @@ export interface Finding {
   end: number
   text: string | null
   /**
-   * Present when the finding is in a tool call's arguments: the call's position in
-   * `messages[index].tool_calls`; `start` and `end` then count in its `function.arguments`.
+   * Present when the finding is in a tool call: the call's position in
+   * `messages[index].tool_calls`; `start` and `end` then count in its `function.arguments` as
+   * sent (or, with `path` `#name`, in its name), and `text` is what stands there as sent.
    */
   tool_call?: number
   /**
-   * With `tool_call`: the JSON Pointer, inside the parsed arguments, of the value the finding
-   * starts in ("" for the whole arguments, or when they are not JSON).
+   * With `tool_call`: the JSON Pointer, inside the parsed arguments, of the value (or member name)
+   * the finding starts in ("" for the whole arguments, or when they are not JSON), or `#name`
+   * for a finding in the name of the function (or custom tool) called.
    */
   path?: string
 }

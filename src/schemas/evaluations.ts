@@ -176,21 +176,21 @@ const FindingSchema = Type.Object(
     }),
     text: Nullable(Type.String(), {
       description:
-        'The matched text; null for a length finding. In the evaluation log, as its `content` says: the [KIND] label for a pii, keywords or regex finding when redacted, null when none.',
+        'The matched text, as it stands in the text sent (in a tool call’s arguments, as written there: `\\u0034111 1111 1111 1111`); null for a length finding. In the evaluation log, as its `content` says: the [KIND] label for a pii, keywords or regex finding when redacted, null when none.',
       examples: ['4111 1111 1111 1111'],
     }),
     tool_call: Type.Optional(
       Type.Integer({
         minimum: 0,
         description:
-          'Only for a finding in a tool call’s arguments: the call’s position in messages[index].tool_calls; `start` and `end` then count in its function.arguments (or custom.input).',
+          'Only for a finding in a tool call: the call’s position in messages[index].tool_calls; `start` and `end` then count in its function.arguments (or custom.input) as sent, or, with `path` `#name`, in its function.name (or custom.name). Arguments that are JSON are read as their decoded values (docs/agents.md).',
         examples: [0],
       }),
     ),
     path: Type.Optional(
       Type.String({
         description:
-          'With tool_call: the JSON Pointer, inside the parsed arguments, of the argument the finding starts in ("" for the whole arguments, or arguments that are not JSON).',
+          'With tool_call: the JSON Pointer, inside the parsed arguments, of the value (or member name) the finding starts in ("" for the whole arguments, or arguments that are not JSON); `#name` for a finding in the name of the function called.',
         examples: ['/card'],
       }),
     ),

@@ -358,7 +358,7 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/evaluations (
     expect(errors.map((e: { pointer: string }) => e.pointer)).toContain(pointer)
   })
 
-  it('counts tool-call arguments towards EVALUATION_MAX_WORK', async () => {
+  it('counts tool calls’ arguments and names towards EVALUATION_MAX_WORK', async () => {
     const call = (n: number) => ({
       id: `c${n}`,
       type: 'function',
@@ -381,7 +381,8 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/evaluations (
       {
         pointer: '/draft_policies',
         detail: expect.stringMatching(
-          /^This evaluation would cost 1200000 characters × \d+ rules = \d+, over the limit of 32000000 \(EVALUATION_MAX_WORK\)/,
+          // Two calls of 600,000 characters of arguments, each named `f`.
+          /^This evaluation would cost 1200002 characters × \d+ rules = \d+, over the limit of 32000000 \(EVALUATION_MAX_WORK\)/,
         ),
       },
     ])

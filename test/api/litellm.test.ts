@@ -141,6 +141,48 @@ describe('LiteLLM’s Generic Guardrail API', () => {
     expect(blocked.json().action).toBe('BLOCKED')
   })
 
+  it('reads the Responses API’s text parts, and tool-call arguments sent as an object', async () => {
+    const parts = await guard({
+      input_type: 'request',
+      structured_messages: [{ role: 'user', content: [{ type: 'input_text', text: 'this badword' }] }],
+    })
+    expect(parts.json().blocked_reason).toMatch(/policy no-badword rule 0 \(keywords: keyword\)/)
+    const answered = await guard({
+      input_type: 'request',
+      structured_messages: [
+        { role: 'user', content: 'hello' },
+        { role: 'assistant', content: [{ type: 'output_text', text: 'a stupid answer' }] },
+      ],
+    })
+    expect(answered.json()).toEqual({ action: 'BLOCKED', blocked_reason: 'Let me rephrase that.' })
+    const args = await guard({
+      input_type: 'request',
+      structured_messages: [
+        { role: 'user', content: 'pay it' },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            { id: 'call_1', type: 'function', function: { name: 'pay', arguments: { card: CARD } } },
+          ],
+        },
+      ],
+    })
+    expect(args.json().blocked_reason).toMatch(/policy no-card rule 0 \(pii: credit_card\)/)
+    // A reply's own tool calls follow OpenAI's schema: arguments are a string there.
+    problem(
+      await guard({
+        input_type: 'response',
+        texts: [],
+        tool_calls: [
+          { id: 'call_1', type: 'function', function: { name: 'pay', arguments: { card: CARD } } },
+        ],
+      }),
+      422,
+      'validation_error',
+    )
+  })
+
   it('needs a Warden key with evaluations:write, and answers problems as everywhere', async () => {
     problem(await guard(documented(['x']), null), 401, 'unauthenticated')
     problem(await guard({ texts: ['x'] }), 422, 'validation_error')

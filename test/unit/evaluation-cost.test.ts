@@ -98,7 +98,7 @@ describe('the estimated worst-case cost of an evaluation', () => {
     )
   })
 
-  it('counts tool-call arguments as text read, a custom tool’s input too, and a call without either as nothing', () => {
+  it('counts tool calls’ names and arguments as text read, a custom tool’s input too, and a call without either as nothing', () => {
     const size = textSize({
       messages: [
         {
@@ -113,7 +113,8 @@ describe('the estimated worst-case cost of an evaluation', () => {
       ],
       context: null,
     })
-    expect(measured(size)).toEqual({ characters: 2 + 9 + 2, wide: 1, triggers: 1 })
+    // Content, then each call's arguments and name: f, shell.
+    expect(measured(size)).toEqual({ characters: 2 + 9 + 1 + 2 + 5, wide: 1, triggers: 1 })
     const wide = textSize({
       messages: [{ role: 'assistant', content: '', tool_calls: [{ function: { arguments: '{"n":"é"}' } }] }],
       context: null,

@@ -16,6 +16,19 @@ export function isAscii(text: string): boolean {
   return Buffer.byteLength(text, 'utf8') === text.length
 }
 
+/**
+ * `isAscii(target.text)`, counted once per text: the answer is kept on the text (`ascii`), which
+ * an evaluation's texts are made to hold (conversation.ts), so that the rules reading a text share it.
+ */
+export function isAsciiText(target: TargetText): boolean {
+  let ascii = target.ascii
+  if (ascii === undefined) {
+    ascii = isAscii(target.text)
+    target.ascii = ascii
+  }
+  return ascii
+}
+
 /** The length of `text` in code points. */
 export function codePointLength(text: string): number {
   if (!hasAstral(text)) return text.length
@@ -62,8 +75,25 @@ export class CodePointIndex {
     return this.point
   }
 
-  /** A finding of `kind` over UTF-16 span [start, end) of this index's text. */
+  /**
+   * A finding of `kind` over UTF-16 span [start, end) of this index's text, the text of
+   * `target`. In a tool call's text read from a conversation, the span is mapped back to the
+   * call as sent (its arguments, or its name).
+   */
   finding(kind: FindingKind, target: TargetText, start: number, end: number): Finding {
+    if (target.call !== undefined) {
+      const span = target.call.locate(start, end)
+      return {
+        kind,
+        source: target.source,
+        index: target.index,
+        start: span.start,
+        end: span.end,
+        text: span.text,
+        tool_call: target.tool_call ?? 0,
+        path: span.path,
+      }
+    }
     const finding: Finding = {
       kind,
       source: target.source,

@@ -1,5 +1,5 @@
 import type { Finding, TargetText } from '../types.js'
-import { CodePointIndex, isAscii } from './code-points.js'
+import { CodePointIndex, isAsciiText } from './code-points.js'
 import { foldPhrase, foldTarget } from './fold.js'
 import { keywordsPending } from './pending.js'
 import { PhraseSet, unfold } from './phrase-set.js'
@@ -31,7 +31,7 @@ export function keywordsDetector(
     const text = target.text
     if (set.empty || text.length === 0) return []
     // ASCII text, the common case, is read as folding would see it, without folding it.
-    let matches = fastPath && isAscii(text) ? set.searchAscii(text) : null
+    let matches = fastPath && isAsciiText(target) ? set.searchAscii(text) : null
     if (matches === null) {
       const folded = foldTarget(target)
       matches = unfold(folded, set.search(folded.text))

@@ -13,7 +13,8 @@
  * digits into an IBAN; the automaton's state inside a phrase into a keyword. They are checked
  * against whole-text evaluation by the property test of test/unit/rules/stream.test.ts.
  */
-import { isWordAt } from './fold.js'
+import { isAscii } from './code-points.js'
+import { isWordAt, nfkcOnce, originalStart } from './fold.js'
 import type { PhraseSet } from './phrase-set.js'
 import type { PiiKind } from './pii.js'
 
@@ -39,11 +40,11 @@ const isDigit = (c: number) => c >= 48 && c <= 57
 
 /**
  * Cards, phone numbers, SSNs and IPv4 addresses are runs of digits joined by spaces, dots,
- * dashes, slashes, colons, parentheses and a leading +: the trailing run of those characters,
- * from its first digit, + or (, may still grow into one (or stop being one: a card number that
- * a letter or more digits continue is none).
+ * dashes, slashes, colons, parentheses and a leading + (and commas, for cards): the trailing run
+ * of those characters, from its first digit, + or (, may still grow into one (or stop being one:
+ * a card number that a letter or more digits continue is none).
  */
-function numericPending(text: string): number {
+function numericPending(text: string, commas = false): number {
   const start = runStart(
     text,
     (c) =>
@@ -55,7 +56,8 @@ function numericPending(text: string): number {
       c === 58 ||
       c === 40 ||
       c === 41 ||
-      c === 43,
+      c === 43 ||
+      (commas && c === 44),
   )
   for (let i = start; i < text.length; i++) {
     const c = text.charCodeAt(i)
@@ -198,7 +200,7 @@ function keyPending(text: string): number {
 
 const PENDING_BY_KIND: Record<PiiKind, PendingFrom> = {
   // A card inside a valid IBAN is none: the IBAN's tail counts for cards too.
-  credit_card: (text) => Math.min(numericPending(text), ibanPending(text)),
+  credit_card: (text) => Math.min(numericPending(text, true), ibanPending(text)),
   phone: numericPending,
   ssn: numericPending,
   iban: ibanPending,
@@ -207,13 +209,25 @@ const PENDING_BY_KIND: Record<PiiKind, PendingFrom> = {
   api_key: keyPending,
 }
 
-/** A pii rule's pending offset: the earliest of its kinds'. */
+/**
+ * A pii rule's pending offset: the earliest of its kinds'. The rule reads the text's NFKC form
+ * (pii.ts), so the answers are those of that form, mapped back (full-width digits are digits
+ * still in progress); in text beyond ASCII, the last character is held too, since a combining
+ * mark still to come may compose with it.
+ */
 export function piiPending(kinds: readonly PiiKind[]): PendingFrom {
   const finders = [...new Set(kinds)].map((kind) => PENDING_BY_KIND[kind])
-  return (text) => {
+  const earliest = (text: string) => {
     let pending = text.length
     for (const find of finders) pending = Math.min(pending, find(text))
-    return atCodePoint(text, pending)
+    return pending
+  }
+  return (text) => {
+    if (isAscii(text)) return earliest(text)
+    const normal = nfkcOnce(text)
+    const found = earliest(normal.text)
+    const pending = found >= normal.text.length ? text.length : originalStart(normal, found)
+    return atCodePoint(text, Math.min(pending, lastPieceStart(text)))
   }
 }
 

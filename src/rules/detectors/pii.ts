@@ -7,8 +7,8 @@ import { PII_KINDS } from '../../schemas/policies.js'
 import type { Finding, FindingKind, TargetText } from '../types.js'
 import { findApiKeys, type Span } from './api-keys.js'
 import { isCardNumber, isIssuerDigit } from './cards.js'
-import { CodePointIndex } from './code-points.js'
-import { isWordAt } from './fold.js'
+import { CodePointIndex, isAsciiText } from './code-points.js'
+import { isWordAt, nfkcTarget, originalEnd, originalStart } from './fold.js'
 import { fitsRegion, phoneCueRegions } from './phone-cues.js'
 import type { TextMatcher } from './types.js'
 
@@ -34,8 +34,55 @@ const isEmail = isEmailModule.default
  * longest first, so a candidate of any length costs at most 19 cheap checks per group. Digits
  * inside a valid IBAN are not a card, nor are digits that a dot or colon continues into more
  * digits (4111111111111111.25, 1.4111111111111111: a decimal or a version, not a card).
+ *
+ * Groups joined by commas (card 4111,1111,1111,1111) are a card only in a card's own grouping,
+ * as a whole list, and after a word that says a card: four groups of four digits (and a fifth of
+ * one to three, for 17–19 digits), or 4-6-5 and 4-6-4 (American Express, Diners), with no other
+ * comma-joined number before or after, within 40 characters after a card word (`CARD_CUE`:
+ * card, credit, visa, Karte, tarjeta, カード, … and a tool call's `card:` argument). Amounts
+ * in thousands (4,111,111,111,111) and lists (12,4111,1111,1111,1111) are never cards, and a
+ * bare list of four four-digit numbers is one about 3% of the time (the Luhn digit and an
+ * issuer's prefix), too often to be read without a cue.
  */
-const CARD_CANDIDATE = /(?<![\w-]|\d[.:])\d(?:[ -]?\d){11,}(?![\w-]|[.:]\d)/g
+const CARD_CANDIDATE = /(?<![\w-]|\d[.:])\d(?:[ ,-]?\d){11,}(?![\w-]|[.:]\d)/g
+/** A word that says a card number follows, in the languages of the phone cues and a few more. */
+const CARD_CUE =
+  /(?<![\p{L}\p{N}])(?:card|cards|credit|debit|cc|ccn|pan|visa|mastercard|amex|discover|diners|jcb|unionpay|maestro|karte|kreditkarte|tarjeta|carte|cartão|cartao|carta|kaart|karta|kort|kortti|kart|kredi)(?![\p{L}\p{N}])|カード|卡号|卡號|信用卡|카드/iu
+/** The groupings of a card written with commas, by group lengths. */
+const COMMA_GROUPINGS: ReadonlySet<string> = new Set([
+  '4,4,4,4',
+  '4,4,4,4,1',
+  '4,4,4,4,2',
+  '4,4,4,4,3',
+  '4,6,5',
+  '4,6,4',
+])
+/**
+ * Whether groups i..j of a candidate (`starts`, `ends` within it, at `at` in `text`) may be a
+ * card as separated: any comma between them makes them a comma-joined list, which must be the
+ * whole list (no comma and digit before or after it) in a card's grouping, commas only, after a
+ * card word.
+ */
+function cardGrouping(
+  text: string,
+  at: number,
+  starts: number[],
+  ends: number[],
+  i: number,
+  j: number,
+): boolean {
+  let commas = 0
+  for (let k = i; k < j; k++) if (text.charCodeAt(at + (ends[k] as number)) === 44) commas++
+  if (commas === 0) return true
+  if (commas !== j - i) return false
+  const from = at + (starts[i] as number)
+  const to = at + (ends[j] as number)
+  if (text.charCodeAt(from - 1) === 44 && isDigitAt(text, from - 2)) return false
+  if (text.charCodeAt(to) === 44 && isDigitAt(text, to + 1)) return false
+  const lengths: number[] = []
+  for (let k = i; k <= j; k++) lengths.push((ends[k] as number) - (starts[k] as number))
+  return COMMA_GROUPINGS.has(lengths.join(',')) && CARD_CUE.test(text.slice(Math.max(0, from - 40), from))
+}
 function findCards(text: string, found: Span[]): void {
   // The text's IBANs, found when the first card is.
   let ibans: Span[] | undefined
@@ -65,7 +112,12 @@ function findCards(text: string, found: Span[]): void {
         while (j + 1 < starts.length && (at[j + 2] as number) - from <= 19) j++
         for (; j >= i; j--) {
           const length = (at[j + 1] as number) - from
-          if (length >= 12 && length <= 19 && isCardNumber(digits.slice(from, from + length))) {
+          if (
+            length >= 12 &&
+            length <= 19 &&
+            isCardNumber(digits.slice(from, from + length)) &&
+            cardGrouping(text, m.index, starts, ends, i, j)
+          ) {
             matched = j
             break
           }
@@ -505,15 +557,15 @@ const FINDERS: Record<PiiKind, Finder> = {
 
 /**
  * The fewest digits a candidate of each kind holds, all of them in one cluster: digits joined by
- * runs of spaces, parentheses, dots, slashes and dashes, the separators of every kind's pattern
- * (cards 12, SSNs 9, phone numbers 7, IPv4 addresses 4).
+ * runs of spaces, parentheses, commas, dots, slashes and dashes, the separators of every kind's
+ * pattern (cards 12, SSNs 9, phone numbers 7, IPv4 addresses 4).
  */
 const MIN_DIGITS: Partial<Record<PiiKind, number>> = { credit_card: 12, ssn: 9, phone: 7 }
 /**
  * One pass over what the kinds need: clusters of digits, each colon that starts a pair (an IPv6
  * candidate holds two colons with at most four hex digits between them), and `@`.
  */
-const TRIGGER = /\d(?:[ ()./-]*\d)*|:(?=[0-9A-Fa-f]{0,4}:)|@/g
+const TRIGGER = /\d(?:[ (),./-]*\d)*|:(?=[0-9A-Fa-f]{0,4}:)|@/g
 function isAsciiLetter(c: number): boolean {
   return (c >= 65 && c <= 90) || (c >= 97 && c <= 122)
 }
@@ -594,14 +646,24 @@ export function findPii(
 /**
  * A pii rule: every entity of the flagged kinds (all seven when `kinds` is null). Entities of
  * different kinds may overlap (a phone number inside a URL's credentials); redaction merges them.
+ * Candidates are read and confirmed in the text's NFKC form (fold.ts, `nfkc`), as a reader sees
+ * it: full-width digits (４１１１ １１１１ １１１１ １１１１), a full-width ＠ and dot, a no-break
+ * space are the ASCII ones; spans map back to the text as sent. Text NFKC leaves as it is
+ * (all ASCII text) is read as it is.
  */
 export function piiMatcher(kinds: readonly PiiKind[] | null): TextMatcher {
   const selected = [...new Set(kinds ?? PII_KINDS)]
   return (target: TargetText): Finding[] => {
     const text = target.text
-    const spans = findPii(text, selected)
+    // ASCII text, the common case, is its own NFKC form: read as it is, nothing kept.
+    const normal = isAsciiText(target) ? null : nfkcTarget(target)
+    const spans = findPii(normal === null ? text : normal.text, selected)
     if (spans.length === 0) return []
     const index = new CodePointIndex(text)
-    return spans.map(({ kind, span }) => index.finding(kind, target, span.start, span.end))
+    if (normal?.start === undefined)
+      return spans.map(({ kind, span }) => index.finding(kind, target, span.start, span.end))
+    return spans.map(({ kind, span }) =>
+      index.finding(kind, target, originalStart(normal, span.start), originalEnd(normal, span.end - 1)),
+    )
   }
 }

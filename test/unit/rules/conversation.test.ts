@@ -171,21 +171,26 @@ describe('reading an agent’s conversation', () => {
     expect(readConversation(agent).messages[2]).toMatchObject({ role: 'tool', kind: 'document' })
   })
 
-  it('reads the last turn’s tool-call arguments as output, and every turn’s as assistant', () => {
+  it('reads the last turn’s tool calls as output, and every turn’s as assistant', () => {
+    // Each call reads as its name, then its arguments' decoded values (a call with only a name
+    // reads as the name; a custom tool's input that is not JSON as sent).
+    const refund = `refund\norder: 1042\ncard:\nnumber: ${CARD}`
     expect(located(agent, ['output'])).toEqual([
       [3, 'message', null, 'Refunding now.'],
-      [3, 'arguments', 1, args],
-      [3, 'arguments', 2, 'ls'],
+      [3, 'arguments', 0, 'noop'],
+      [3, 'arguments', 1, refund],
+      [3, 'arguments', 2, 'shell\nls'],
     ])
     expect(located(agent, ['assistant'])).toEqual([
       [1, 'message', null, ''],
-      [1, 'arguments', 0, '{"order": 1042}'],
+      [1, 'arguments', 0, 'lookup\norder: 1042'],
       [3, 'message', null, 'Refunding now.'],
-      [3, 'arguments', 1, args],
-      [3, 'arguments', 2, 'ls'],
+      [3, 'arguments', 0, 'noop'],
+      [3, 'arguments', 1, refund],
+      [3, 'arguments', 2, 'shell\nls'],
     ])
     expect(located(agent, ['input', 'user', 'system'])).toEqual([[0, 'message', null, 'Refund order 1042.']])
-    expect(readConversation(agent).toolCalls).toHaveLength(3)
+    expect(readConversation(agent).toolCalls).toHaveLength(4)
   })
 
   it('reads no tool-call arguments once the conversation ends with a tool result', () => {

@@ -112,6 +112,69 @@ describe('credit cards', () => {
     })
     expect(cpSlice(text, f?.start ?? 0, f?.end ?? 0)).toBe('4111 1111 1111 1111')
   })
+  it('reads groups joined by commas in a card’s grouping, as a whole list after a card word', () => {
+    expect(texts('card 4111,1111,1111,1111 exp 12/27', cards)).toEqual(['4111,1111,1111,1111'])
+    expect(texts('Visa: 4111,1111,1111,1111', cards)).toEqual(['4111,1111,1111,1111'])
+    expect(texts('amex 3782,822463,10005; diners card 3056,930902,5904', cards)).toEqual([
+      '3782,822463,10005',
+      '3056,930902,5904',
+    ])
+    expect(texts('カード 4111,1111,1111,1111', cards)).toEqual(['4111,1111,1111,1111'])
+    // Spaces or dashes after a comma-joined number stay separators of their own.
+    expect(texts('cards 5,4111 1111 1111 1111', cards)).toEqual(['4111 1111 1111 1111'])
+  })
+  it('reads no card in an ordinary list of numbers joined by commas', () => {
+    // No card word: a bare list of four four-digit numbers makes a card one time in thirty.
+    expect(texts('4111,1111,1111,1111', cards)).toEqual([])
+    expect(texts('codes: 4111,1111,1111,1111', cards)).toEqual([])
+    // Part of a longer list, in another grouping, an amount, mixed separators, a prose list.
+    expect(texts('card 4111,1111,1111,1111,2222', cards)).toEqual([])
+    expect(texts('card 12,4111,1111,1111,1111', cards)).toEqual([])
+    expect(texts('card 41,1111,1111,1111,11', cards)).toEqual([])
+    expect(texts('card total 4,111,111,111,111,111', cards)).toEqual([])
+    expect(texts('card 4111,1111 1111,1111', cards)).toEqual([])
+    expect(texts('card 4111, 1111, 1111, 1111', cards)).toEqual([])
+    expect(texts('card 4111,1111,1111,1111.50', cards)).toEqual([])
+  })
+})
+
+describe('text read in NFKC', () => {
+  it('reads full-width digits and separators as a reader does, with offsets in the text as sent', () => {
+    const text = '😀 カード ４１１１ １１１１ １１１１ １１１１。'
+    expect(only('credit_card')(msg(text))).toEqual([
+      {
+        kind: 'credit_card',
+        source: 'messages',
+        index: 0,
+        start: 6,
+        end: 25,
+        text: '４１１１ １１１１ １１１１ １１１１',
+      },
+    ])
+    expect(texts('４１１１－１１１１－１１１１－１１１１')).toEqual([
+      '４１１１－１１１１－１１１１－１１１１',
+    ])
+    expect(texts('4111\u00a01111\u00a01111\u00a01111')).toEqual(['4111\u00a01111\u00a01111\u00a01111'])
+    expect(texts('mail ａｌｉｃｅ＠ｅｘａｍｐｌｅ．ｃｏｍ now', only('email'))).toEqual([
+      'ａｌｉｃｅ＠ｅｘａｍｐｌｅ．ｃｏｍ',
+    ])
+    expect(texts('call ＋４４ ２０ ７９４６ ０９５８', only('phone'))).toEqual([
+      '＋４４ ２０ ７９４６ ０９５８',
+    ])
+    expect(texts('SSN １２３－４５－６７８９', only('ssn'))).toEqual(['１２３－４５－６７８９'])
+    expect(texts('at １９２．１６８．１．１０', only('ip_address'))).toEqual(['１９２．１６８．１．１０'])
+  })
+  it('reads a character NFKC expands or composes as the span of its source', () => {
+    // U+2474 ⑴ reads as "(1)"; e + U+0301 composes: offsets still count in the text as sent.
+    const text = 'e\u0301 ⑴ card ４１１１ １１１１ １１１１ １１１１'
+    const [f] = only('credit_card')(msg(text))
+    expect(f?.start).toBe(10)
+    expect(cpSlice(text, f?.start ?? 0, f?.end ?? 0)).toBe('４１１１ １１１１ １１１１ １１１１')
+  })
+  it('reads text NFKC leaves alone as it is', () => {
+    expect(texts('café 4111 1111 1111 1111')).toEqual(['4111 1111 1111 1111'])
+    expect(texts('x² + y² = 4111')).toEqual([])
+  })
 })
 
 describe('IBAN', () => {
@@ -392,15 +455,12 @@ describe('email candidates', () => {
     '\n',
   )
   it('are the candidates of one regex over the text, on random texts', () => {
+    // The scan itself, on the text as given (the rule reads the text's NFKC form: 𝒜 is an A).
     fc.assert(
       fc.property(fc.array(pieces, { maxLength: 40 }), (parts) => {
         const text = parts.join('')
-        const toUnits = (findings: { start: number; end: number }[]) => {
-          const points = Array.from(text)
-          const unitOf = (cp: number) => points.slice(0, cp).join('').length
-          return findings.map((f) => [unitOf(f.start), unitOf(f.end)])
-        }
-        expect(toUnits(piiMatcher(['email'])(msg(text)))).toEqual(byRegex(text))
+        const spans = findPii(text, ['email']).map(({ span }) => [span.start, span.end])
+        expect(spans).toEqual(byRegex(text))
       }),
       { numRuns: 2000 },
     )

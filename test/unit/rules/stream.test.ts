@@ -67,6 +67,11 @@ const PLANTED = [
   'TOKEN=ab12',
   'ToKen=zz99',
   'toKen=ſſſſ',
+  // Read in NFKC by the pii rule: full-width digits and letters, and a card's comma grouping.
+  '４１１１ １１１１ １１１１ １１１１',
+  '４１１１－1111－１１１１－1111',
+  'ａｌｉｃｅ＠ｅｘａｍｐｌｅ．ｃｏｍ',
+  'card 4111,1111,1111,1111',
 ]
 const NEAR = [
   '4111 1111 1111 1112',
@@ -82,6 +87,9 @@ const NEAR = [
   '2024',
   'jane@',
   'DE89',
+  '４１１１ １１１１',
+  'card 4111,1111,1111,1112',
+  '4111,1111,1111,1111',
 ]
 const WORDS = [
   'the',
@@ -105,6 +113,9 @@ const WORDS = [
   'you',
   'Telefon:',
   'ssn',
+  '４２',
+  'ｏｋ',
+  ',',
 ]
 const SEPARATORS = [' ', ' ', ' ', '', '\n', ', ', '. ', '  ', '-', '.']
 
