@@ -1,7 +1,14 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks'
-import { Counter, Gauge, type Metric, Registry } from 'prom-client'
+import {
+  type Aggregator,
+  Counter,
+  Gauge,
+  type PrometheusContentType,
+  Registry,
+  type RegistryContentType,
+} from 'prom-client'
 import type { GuardCallReport } from './guards/client.js'
 import { createGuardMetrics, type GuardMetrics } from './guards/metrics.js'
 import type { JudgeCall } from './judge/openai.js'
@@ -50,6 +57,37 @@ const LATENCY_BUCKETS = [
   0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
 ]
 
+/** What a metric holds at a scrape, as prom-client's registry renders it. */
+interface MetricSnapshot {
+  name: string
+  help: string
+  type: 'counter' | 'histogram'
+  aggregator: Aggregator
+  values: { metricName?: string; labels: Record<string, string | number>; value: number }[]
+}
+
+/**
+ * What prom-client's Registry reads of a metric it holds (lib/registry.js, prom-client 15): its
+ * `name` and `type`, `get()` for its help and values (the text format, `getMetricsAsJSON`, and
+ * cluster aggregation by `aggregator`), and `reset()` for `resetMetrics`. Its type declarations
+ * name only its own four classes, so the registry is declared to take this too (below).
+ */
+export interface RegistryMetric {
+  readonly name: string
+  readonly help: string
+  readonly type: MetricSnapshot['type']
+  readonly aggregator: Aggregator
+  get(): MetricSnapshot
+  reset(): void
+}
+
+declare module 'prom-client' {
+  interface Registry<BoundRegistryContentType extends RegistryContentType = PrometheusContentType> {
+    /** Registers a metric that keeps its own numbers: what the registry reads of it, and no more. */
+    registerMetric(metric: RegistryMetric): void
+  }
+}
+
 /** A series of a counter or histogram: its labels and its numbers. */
 interface Series {
   labels: Record<string, string>
@@ -66,18 +104,22 @@ interface Series {
  * (bench/README.md). prom-client's registry renders it like its own (`get()`), and scrapes pay
  * for the rest.
  */
-class FastMetric {
+class FastMetric implements RegistryMetric {
   private readonly root = new Map<string, unknown>()
   private readonly all: Series[] = []
   readonly aggregator = 'sum'
 
+  /** `initial`: the label values of the series that exist from the start (and after a reset), at zero. */
   constructor(
     readonly name: string,
     readonly help: string,
     readonly type: 'counter' | 'histogram',
     private readonly labelNames: readonly string[],
     private readonly bounds: readonly number[] = [],
-  ) {}
+    private readonly initial: readonly (readonly string[])[] = [],
+  ) {
+    this.reset()
+  }
 
   /** The series of these label values (one per label name, in order), made on first use. */
   series(...values: string[]): Series {
@@ -117,9 +159,16 @@ class FastMetric {
     }
   }
 
+  /** Back to the start: the initial series at zero, no other. */
+  reset(): void {
+    this.root.clear()
+    this.all.length = 0
+    for (const values of this.initial) this.series(...values)
+  }
+
   /** What prom-client's registry renders. */
-  get() {
-    const values: { metricName?: string; labels: Record<string, string | number>; value: number }[] = []
+  get(): MetricSnapshot {
+    const values: MetricSnapshot['values'] = []
     for (const s of this.all) {
       if (this.type === 'counter') {
         values.push({ labels: s.labels, value: s.sum })
@@ -181,18 +230,18 @@ export class Metrics {
     'histogram',
     ['type', 'outcome'],
   )
+  // Every series a client can look for exists from the start, at zero.
   private readonly storeErrors = this.fast(
     'warden_store_errors_total',
     'Store errors met while serving requests: unavailable (answered 503) or query (an unexpected error, answered 500).',
     'counter',
     ['kind'],
+    [['unavailable'], ['query']],
   )
 
   constructor(options: { maxLabelValues?: number } = {}) {
     this.maxLabelValues = options.maxLabelValues ?? 1000
     this.workspaces = new LabelCap(this.maxLabelValues)
-    // Every series a client can look for exists from the start, at zero.
-    for (const kind of ['unavailable', 'query']) this.storeErrors.series(kind)
   }
 
   private fast(
@@ -200,9 +249,11 @@ export class Metrics {
     help: string,
     type: 'counter' | 'histogram',
     labels: readonly string[],
+    initial: readonly (readonly string[])[] = [],
   ): FastMetric {
-    const metric = new FastMetric(name, help, type, labels, type === 'histogram' ? LATENCY_BUCKETS : [])
-    this.registry.registerMetric(metric as unknown as Metric)
+    const bounds = type === 'histogram' ? LATENCY_BUCKETS : []
+    const metric = new FastMetric(name, help, type, labels, bounds, initial)
+    this.registry.registerMetric(metric)
     return metric
   }
 

@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildApp } from '../../src/app.js'
+import { createServices } from '../../src/services/index.js'
 import { createTestApp, problem, type TestApp } from '../helpers/app.js'
+import { manualClock } from '../helpers/clock.js'
 import { STORE_KINDS } from '../helpers/stores.js'
 
 describe.each(STORE_KINDS)('/v1/api-keys (%s)', (kind) => {
@@ -75,13 +78,67 @@ describe.each(STORE_KINDS)('/v1/api-keys (%s)', (kind) => {
     problem(await t.request({ method: 'GET', url: '/v1/api-keys', key: created.key }), 401, 'unauthenticated')
   })
 
-  it('enforces expires_at', async () => {
-    const soon = Math.floor(Date.now() / 1000) + 1
-    const created = (await createKey({ name: 'expiring', scopes: ['admin'], expires_at: soon })).json()
-    expect(created.expires_at).toBe(soon)
-    expect((await t.request({ method: 'GET', url: '/v1/api-keys', key: created.key })).statusCode).toBe(200)
-    await new Promise((resolve) => setTimeout(resolve, (soon + 1) * 1000 - Date.now()))
-    problem(await t.request({ method: 'GET', url: '/v1/api-keys', key: created.key }), 401, 'unauthenticated')
+  it('enforces expires_at: a key works until that second, and from it is refused', async () => {
+    const clock = manualClock(Math.floor(Date.now() / 1000))
+    const at = await createTestApp(kind, {}, { clock })
+    try {
+      const expiresAt = clock.now + 60
+      const res = await at.request({
+        method: 'POST',
+        url: '/v1/api-keys',
+        payload: { name: 'expiring', scopes: ['admin'], expires_at: expiresAt },
+      })
+      const created = res.json()
+      expect(created.expires_at).toBe(expiresAt)
+      const listWith = (key: string) => at.request({ method: 'GET', url: '/v1/api-keys', key })
+      expect((await listWith(created.key)).statusCode).toBe(200)
+      clock.now = expiresAt - 1
+      expect((await listWith(created.key)).statusCode).toBe(200)
+      // A cached authentication answer does not outlive the expiry either.
+      clock.now = expiresAt
+      problem(await listWith(created.key), 401, 'unauthenticated')
+      clock.now = expiresAt + 3600
+      problem(await listWith(created.key), 401, 'unauthenticated')
+    } finally {
+      await at.close()
+    }
+  })
+
+  it('stops a key revoked on another instance there within half a second', async () => {
+    const clock = manualClock(Math.floor(Date.now() / 1000))
+    const a = await createTestApp(kind, {}, { clock })
+    // Another instance over the same store: its own services, so its own authentication cache.
+    const b = await buildApp({
+      config: a.config,
+      store: a.store,
+      services: createServices({ store: a.store, config: a.config, clock }),
+    })
+    try {
+      const created = (
+        await a.request({
+          method: 'POST',
+          url: '/v1/api-keys',
+          payload: { name: 'doomed', scopes: ['admin'] },
+        })
+      ).json()
+      const listOn = (app: typeof b) =>
+        app.inject({
+          method: 'GET',
+          url: '/v1/api-keys',
+          headers: { authorization: `Bearer ${created.key}` },
+        })
+      // B has checked the key, and keeps the answer.
+      expect((await listOn(b)).statusCode).toBe(200)
+      expect((await a.request({ method: 'DELETE', url: `/v1/api-keys/${created.id}` })).statusCode).toBe(204)
+      // The instance that revoked it refuses it at once; the other half a second later at the
+      // latest (README.md: authentication answers are cached for 500 ms).
+      problem(await listOn(a.app), 401, 'unauthenticated')
+      clock.ms += 500
+      problem(await listOn(b), 401, 'unauthenticated')
+    } finally {
+      await b.close()
+      await a.close()
+    }
   })
 
   it.each([

@@ -2,11 +2,18 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import fc from 'fast-check'
 import OpenAI, { APIError } from 'openai'
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { callUpstream } from '../../src/proxy/upstream.js'
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
+import type { StreamChunk } from '../../src/proxy/completions.js'
+import { callUpstream, streamUpstream } from '../../src/proxy/upstream.js'
 import { createTestApp, type TestApp } from '../helpers/app.js'
 import { STORE_KINDS } from '../helpers/stores.js'
-import { chunksOf, completion, startUpstreamDouble, type UpstreamDouble } from '../helpers/upstream-double.js'
+import {
+  chunksOf,
+  completion,
+  type PushedStream,
+  startUpstreamDouble,
+  type UpstreamDouble,
+} from '../helpers/upstream-double.js'
 
 /**
  * Guarded chat completions (docs/chat-completions.md), with the official OpenAI SDK as the client and a
@@ -28,22 +35,22 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
   let resetting: Server
   let resetAnswers = 0
 
-  const sdk = (application: string, key = t.adminKey) =>
-    new OpenAI({ apiKey: key, baseURL: `${base}/v1/applications/${application}`, maxRetries: 0 })
+  const sdk = (application: string, key = t.adminKey, at = base) =>
+    new OpenAI({ apiKey: key, baseURL: `${at}/v1/applications/${application}`, maxRetries: 0 })
   /** A raw HTTP call, for what the SDK hides (status, headers, the exact bytes). */
-  const post = (application: string, body: unknown, key: string | null = t.adminKey) =>
-    fetch(`${base}/v1/applications/${application}/chat/completions`, {
+  const post = (application: string, body: unknown, key: string | null = t.adminKey, at = base) =>
+    fetch(`${at}/v1/applications/${application}/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
       body: JSON.stringify(body),
     })
   /** A raw streamed call that asks for the whole reply to be evaluated before any of it is sent. */
-  const postBuffered = (application: string, body: unknown) =>
-    fetch(`${base}/v1/applications/${application}/chat/completions`, {
+  const postBuffered = (application: string, body: unknown, key = t.adminKey, at = base) =>
+    fetch(`${at}/v1/applications/${application}/chat/completions`, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
-        authorization: `Bearer ${t.adminKey}`,
+        authorization: `Bearer ${key}`,
         'x-warden-stream': 'buffered',
       },
       body: JSON.stringify(body),
@@ -129,7 +136,8 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
       PROVIDER_INTERNAL_API_KEY: 'sk-internal-only-for-default',
       PROVIDER_INTERNAL_WORKSPACES: 'default,partners',
       PROVIDER_UNREACHABLE_BASE_URL: 'http://127.0.0.1:9/v1',
-      PROVIDER_TIMEOUT_MS: '400',
+      // The default PROVIDER_TIMEOUT_MS (60 s), which no busy machine runs into; the tests about
+      // timeouts have a Warden of their own.
       CHAT_COMPLETIONS_BODY_LIMIT_BYTES: String(2 * 1024 * 1024),
     })
     await t.app.listen({ port: 0, host: '127.0.0.1' })
@@ -649,13 +657,19 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
         { model: 'm', stream: true, messages: user('go on') },
         { signal: controller.signal },
       )
-      await new Promise((resolve) => setTimeout(resolve, 100))
-      expect(double.received).toHaveLength(1)
-      // The stream has started (released as it grows): the first chunks are there.
+      // The stream has started (released as it grows): the client hangs up at its first words.
+      let read = ''
       const reading = (async () => {
-        for await (const chunk of await pending) if (chunk.choices[0]?.delta.content) controller.abort()
+        for await (const chunk of await pending) {
+          read += chunk.choices[0]?.delta.content ?? ''
+          if (read !== '') controller.abort()
+        }
       })()
       await reading.catch(() => undefined)
+      expect('a long answer that never ends'.startsWith(read)).toBe(true)
+      expect(read).not.toBe('')
+      expect(double.received).toHaveLength(1)
+      // The upstream never ends its answer: only Warden hanging up on it ends the call.
       await hungUp
       expect(double.hangUps).toBeGreaterThan(0)
     })
@@ -681,7 +695,9 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
 
     it('never sends a card number written mid-stream, ends with the override, and logs the whole text received', async () => {
       const text = `Thanks for waiting. Your card ${CARD} is on file, and the refund goes there.`
-      double.script({ chunks: chunksOf(text, { size: 2 }), gapMs: 2 })
+      // The upstream never ends its answer: Warden hangs up on it once the card is written.
+      double.script({ chunks: chunksOf(text, { size: 2 }), gapMs: 2, hang: true })
+      const hungUp = double.nextHangUp()
       let received = ''
       let finish: string | null = null
       let last: any = null
@@ -698,7 +714,7 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
       expect(received).not.toContain('4111')
       expect(finish).toBe('content_filter')
       expect(last.warden).toMatchObject({ action: 'override' })
-      expect(double.hangUps).toBeGreaterThan(0)
+      await hungUp
 
       // The log holds the output evaluation of what was received, with the card's finding.
       double.script({ chunks: chunksOf(text, { size: 2 }), gapMs: 2 })
@@ -1180,55 +1196,160 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
       }
       expect(resetAnswers).toBe(3)
     })
+  })
+
+  describe('an upstream that falls silent', () => {
+    // A Warden of its own with PROVIDER_TIMEOUT_MS=400: a silent upstream ends a call soon, and
+    // the other tests keep the default, which no busy machine runs into.
+    let tight: TestApp
+    let tightBase: string
+    const postTight = (body: unknown) => post('support-bot', body, tight.adminKey, tightBase)
+    beforeAll(async () => {
+      tight = await createTestApp(kind, {
+        PROVIDER_DOUBLE_BASE_URL: double.baseUrl,
+        PROVIDER_DOUBLE_API_KEY: UPSTREAM_KEY,
+        PROVIDER_TIMEOUT_MS: '400',
+      })
+      await tight.app.listen({ port: 0, host: '127.0.0.1' })
+      tightBase = `http://127.0.0.1:${(tight.app.server.address() as AddressInfo).port}`
+      for (const [url, payload] of [
+        [
+          '/v1/applications',
+          { id: 'support-bot', name: 'S', description: '', provider: 'double', model: 'm' },
+        ],
+        [
+          '/v1/applications/support-bot/policies',
+          {
+            id: 'no-pii',
+            rules: [{ type: 'pii', flagged: ['credit_card', 'api_key'] }],
+            target: ['input', 'output'],
+            override_response: OVERRIDE,
+          },
+        ],
+      ] as const) {
+        const res = await tight.request({ method: 'POST', url, payload })
+        expect(res.statusCode, res.body).toBe(201)
+      }
+    })
+    afterAll(async () => {
+      await tight?.close()
+    })
 
     it('answers 504 upstream_timeout when the upstream is silent, streamed or not', async () => {
+      // The upstream never answers, or stops: only the timeout can end these calls.
       double.script({ hang: true }, { chunks: chunksOf('half of it'), hang: true })
-      const started = Date.now()
       const plain = await expectProblem(
-        await post('support-bot', { model: 'm', messages: user('x') }),
+        await postTight({ model: 'm', messages: user('x') }),
         504,
         'upstream_timeout',
       )
       expect(plain.detail).toBe('The model provider did not answer within 400 ms')
-      expect(Date.now() - started).toBeLessThan(5000)
-      const streamed = await postBuffered('support-bot', { model: 'm', stream: true, messages: user('x') })
+      const streamed = await postBuffered(
+        'support-bot',
+        { model: 'm', stream: true, messages: user('x') },
+        tight.adminKey,
+        tightBase,
+      )
       const text = await streamed.clone().text()
-      await expectProblem(streamed, 504, 'upstream_timeout')
+      const buffered = await expectProblem(streamed, 504, 'upstream_timeout')
+      expect(buffered.detail).toBe('The model provider was silent for 400 ms')
       expect(text).not.toContain('half')
       // Released as it grows: silence before the first chunk is a 504; silence after it ends the
-      // stream with an error event, and a slow stream that never pauses that long is no timeout.
+      // stream with an error event.
       double.script({ hang: true })
       await expectProblem(
-        await post('support-bot', { model: 'm', stream: true, messages: user('x') }),
+        await postTight({ model: 'm', stream: true, messages: user('x') }),
         504,
         'upstream_timeout',
       )
       double.script({ chunks: chunksOf('half of it'), hang: true })
-      const cut = await (await post('support-bot', { model: 'm', stream: true, messages: user('x') })).text()
+      const cut = await (await postTight({ model: 'm', stream: true, messages: user('x') })).text()
+      expect(cut).toContain('half')
       expect(cut).not.toContain('[DONE]')
       expect(eventsOf(cut).at(-1).error).toMatchObject({ type: 'upstream_timeout', code: 'upstream_timeout' })
-      double.script({ chunks: chunksOf('slow but steady words', { size: 2 }), gapMs: 60 })
-      const slow = await (await post('support-bot', { model: 'm', stream: true, messages: user('x') })).text()
-      expect(slow).toContain('data: [DONE]')
-      expect(
-        eventsOf(slow)
-          .map((c) => c.choices?.[0]?.delta?.content ?? '')
-          .join(''),
-      ).toBe('slow but steady words')
     })
 
-    it('bounds a buffered stream by silence, not by its length: a long healthy reply is no timeout', async () => {
-      // 13 chunks 60 ms apart take at least 780 ms, twice PROVIDER_TIMEOUT_MS, and never pause 400 ms.
-      double.script({ chunks: chunksOf('slow but steady words', { size: 2 }), gapMs: 60 })
-      const res = await postBuffered('support-bot', { model: 'm', stream: true, messages: user('x') })
-      const text = await res.text()
-      expect(res.status, text).toBe(200)
-      expect(text).toContain('data: [DONE]')
-      expect(
-        eventsOf(text)
-          .map((c) => c.choices?.[0]?.delta?.content ?? '')
-          .join(''),
-      ).toBe('slow but steady words')
+    it('shows the SDK the timeout as a 504', async () => {
+      double.script({ hang: true })
+      const timeout = await sdkError(
+        sdk('support-bot', tight.adminKey, tightBase).chat.completions.create({
+          model: 'm',
+          messages: user('x'),
+        }),
+      )
+      expect(seen(timeout)).toEqual({
+        message: '504 The model provider did not answer within 400 ms',
+        status: 504,
+        type: 'upstream_timeout',
+        code: 'upstream_timeout',
+        param: null,
+      })
+    })
+
+    // What the silence is measured on, with Warden's timers on a clock the test moves: real time
+    // plays no part, so a busy machine changes nothing. A buffered stream is read by the same
+    // streamUpstream (callUpstream gathers its chunks).
+    const upstreamStream = () =>
+      streamUpstream({
+        upstream: { baseUrl: double.baseUrl, apiKey: UPSTREAM_KEY },
+        body: { model: 'm', stream: true, messages: user('x') },
+        timeoutMs: 1000,
+      })
+    const pushedStream = () => new Promise<PushedStream>((resolve) => double.script({ pushed: resolve }))
+
+    it('bounds a stream by its silences, not its length: never silent for the timeout, it runs to its end', async () => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+      try {
+        const opened = pushedStream()
+        const reader = upstreamStream()
+        let next = reader.next()
+        const stream = await opened
+        const chunks = chunksOf('slow but steady words', { size: 2 })
+        let text = ''
+        for (const chunk of chunks) {
+          stream.write(chunk)
+          // Warden has read the chunk: its clock stopped. Asking for the next starts it again, and
+          // nine tenths of the timeout pass before the next chunk is sent.
+          const read = await next
+          expect(read.done).toBe(false)
+          text += JSON.parse((read.value as StreamChunk).raw).choices[0]?.delta?.content ?? ''
+          next = reader.next()
+          vi.advanceTimersByTime(900)
+        }
+        stream.end()
+        expect(await next).toEqual({ done: true, value: undefined })
+        // 13 chunks: more than eleven timeouts in all.
+        expect(text).toBe('slow but steady words')
+      } finally {
+        vi.useRealTimers()
+      }
+    })
+
+    it('ends a stream silent for the timeout with upstream_timeout, and hangs up on the upstream', async () => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+      try {
+        const opened = pushedStream()
+        const hungUp = double.nextHangUp()
+        const reader = upstreamStream()
+        let next = reader.next()
+        const stream = await opened
+        const [first, second] = chunksOf('half of it')
+        stream.write(first)
+        expect((await next).done).toBe(false)
+        next = reader.next()
+        vi.advanceTimersByTime(900)
+        stream.write(second)
+        expect((await next).done).toBe(false)
+        next = reader.next()
+        vi.advanceTimersByTime(1000)
+        await expect(next).rejects.toMatchObject({
+          code: 'upstream_timeout',
+          detail: 'The model provider was silent for 1000 ms',
+        })
+        await hungUp
+      } finally {
+        vi.useRealTimers()
+      }
     })
   })
 
@@ -1370,13 +1491,9 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
       })
     })
 
-    it('shows the upstream’s failure and its timeout, streamed or not', async () => {
+    it('shows the upstream’s failure, streamed or not (its timeout: an upstream that falls silent)', async () => {
       const failing = { json: { error: { message: 'The server had an error' } }, status: 500 }
-      double.script(
-        failing,
-        { chunks: [chunksOf('partial')[0], { error: { message: 'overloaded' } }] },
-        { hang: true },
-      )
+      double.script(failing, { chunks: [chunksOf('partial')[0], { error: { message: 'overloaded' } }] })
       const upstream = await sdkError(client.chat.completions.create({ model: 'm', messages: user('x') }))
       expect(seen(upstream)).toEqual({
         message: '502 The model provider answered HTTP 500: The server had an error',
@@ -1399,14 +1516,6 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
       )
       expect(midStream.message).toContain('The model provider failed mid-stream: overloaded')
       expect(midStream.code).toBe('upstream_error')
-      const timeout = await sdkError(client.chat.completions.create({ model: 'm', messages: user('x') }))
-      expect(seen(timeout)).toEqual({
-        message: '504 The model provider did not answer within 400 ms',
-        status: 504,
-        type: 'upstream_timeout',
-        code: 'upstream_timeout',
-        param: null,
-      })
       const unreachable = await sdkError(
         sdk('unreachable').chat.completions.create({ model: '', messages: user('x') }),
       )
@@ -1717,11 +1826,11 @@ describe('streams under scored output rules, scored on windows (sqlite)', () => 
     }
     t = await createTestApp('sqlite', {
       PROVIDER_DOUBLE_BASE_URL: double.baseUrl,
-      PROVIDER_TIMEOUT_MS: '2000',
       STREAM_WINDOW_CHARS: '20',
       JUDGE_BASE_URL: judge.baseUrl,
       JUDGE_MODEL: 'judge-model',
-      JUDGE_TIMEOUT_MS: '2000',
+      // Nothing here is about timeouts: a judge slowed by a busy machine still answers in time.
+      JUDGE_TIMEOUT_MS: '60000',
     })
     await t.app.listen({ port: 0, host: '127.0.0.1' })
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`

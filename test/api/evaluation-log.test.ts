@@ -18,18 +18,13 @@ import { openStore } from '../../src/store/database.js'
 import { StoreUnavailableError } from '../../src/store/errors.js'
 import { migrateTo } from '../../src/store/migrator.js'
 import { createTestApp, problem, type TestApp } from '../helpers/app.js'
+import { manualClock } from '../helpers/clock.js'
 import { freshStoreConfig, STORE_KINDS } from '../helpers/stores.js'
 
 const CARD = '4111 1111 1111 1111'
 const CARD_DIGITS = '4111111111111111'
 const EMAIL = 'jo.bloggs@example.com'
 const OPENAI_KEY = 'sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb7cDe0fGh3i'
-
-/** A settable clock, for entries at chosen times. */
-const manualClock = (seconds: number) => {
-  const clock = { now: seconds, nowSeconds: () => clock.now, nowMs: () => clock.now * 1000 }
-  return clock as Clock & { now: number }
-}
 
 /** Every text value in every row of the log's two tables, for the ids given. */
 async function rawLogTexts(t: TestApp, id: string): Promise<string[]> {

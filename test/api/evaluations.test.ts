@@ -481,9 +481,17 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/evaluations (
   })
 })
 
-/** A small OpenAI-compatible judge: answers every question with the score the test sets. */
-function startJudge(answer: () => { status?: number; content?: string; delayMs?: number }) {
+/** What the judge double answers: a status and content, or nothing at all (`hang`). */
+interface JudgeReply {
+  status?: number
+  content?: string
+  hang?: boolean
+}
+
+/** A small OpenAI-compatible judge: answers every question with the score the test sets, or never. */
+function startJudge(answer: () => JudgeReply) {
   const seen: Record<string, unknown>[] = []
+  const arrivals: (() => void)[] = []
   const server: Server = createServer((req, res) => {
     let body = ''
     req.on('data', (chunk) => {
@@ -491,42 +499,56 @@ function startJudge(answer: () => { status?: number; content?: string; delayMs?:
     })
     req.on('end', () => {
       seen.push(JSON.parse(body))
-      const { status = 200, content = '{"score":0.9,"reason":"supported"}', delayMs = 0 } = answer()
-      setTimeout(() => {
-        res.writeHead(status, { 'content-type': 'application/json' })
-        res.end(
-          JSON.stringify({
-            id: 'chatcmpl-1',
-            object: 'chat.completion',
-            choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
-          }),
-        )
-      }, delayMs)
+      for (const notify of arrivals.splice(0)) notify()
+      const { status = 200, content = '{"score":0.9,"reason":"supported"}', hang = false } = answer()
+      if (hang) return
+      res.writeHead(status, { 'content-type': 'application/json' })
+      res.end(
+        JSON.stringify({
+          id: 'chatcmpl-1',
+          object: 'chat.completion',
+          choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+        }),
+      )
     })
   })
-  return new Promise<{ url: string; seen: typeof seen; close(): Promise<void> }>((resolve) => {
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo
-      resolve({
-        url: `http://127.0.0.1:${port}/v1`,
-        seen,
-        close: () => new Promise((done) => server.close(() => done())),
+  /** Resolves once a question containing `text` has arrived. */
+  const asked = async (text: string) => {
+    while (!seen.some((q) => JSON.stringify(q).includes(text)))
+      await new Promise<void>((resolve) => arrivals.push(resolve))
+  }
+  return new Promise<{ url: string; seen: typeof seen; asked: typeof asked; close(): Promise<void> }>(
+    (resolve) => {
+      server.listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as AddressInfo
+        resolve({
+          url: `http://127.0.0.1:${port}/v1`,
+          seen,
+          asked,
+          close: () =>
+            new Promise((done) => {
+              server.closeAllConnections()
+              server.close(() => done())
+            }),
+        })
       })
-    })
-  })
+    },
+  )
 }
 
 describe('evaluations with a judge', () => {
   let judge: Awaited<ReturnType<typeof startJudge>>
   let t: TestApp
-  let reply: { status?: number; content?: string; delayMs?: number } = {}
+  let reply: JudgeReply = {}
+  // A judge slowed by a busy machine still answers in time: the timeout is the subject of one
+  // test only, which has a Warden of its own.
   beforeAll(async () => {
     judge = await startJudge(() => reply)
     t = await createTestApp('sqlite', {
       JUDGE_BASE_URL: judge.url,
       JUDGE_MODEL: 'judge-model',
       JUDGE_API_KEY: 'sk-judge-secret',
-      JUDGE_TIMEOUT_MS: '300',
+      JUDGE_TIMEOUT_MS: '60000',
     })
     await t.request({
       method: 'POST',
@@ -581,7 +603,7 @@ describe('evaluations with a judge', () => {
     })
   })
 
-  it('turns a judge answer that is not a score, or no answer in time, into the rule’s error', async () => {
+  it('turns a judge answer that is not a score into the rule’s error', async () => {
     reply = { content: 'I think it is fine' }
     const nonsense = (
       await t.request({
@@ -595,22 +617,48 @@ describe('evaluations with a judge', () => {
     ).json()
     expect(nonsense.policies[0].rules[0]).toMatchObject({ status: 'error', method: 'judge' })
     expect(nonsense).toMatchObject({ verdict: 'fail', action: 'block' })
-    reply = { delayMs: 2000 }
-    const slow = await t.request({
-      method: 'POST',
-      url: '/v1/applications/bot/evaluations',
-      payload: {
-        ...grounded,
-        messages: [...grounded.messages.slice(0, 1), { role: 'assistant', content: 'B.' }],
-      },
+  })
+
+  it('turns a judge that does not answer within JUDGE_TIMEOUT_MS into the rule’s error', async () => {
+    const tight = await createTestApp('sqlite', {
+      JUDGE_BASE_URL: judge.url,
+      JUDGE_MODEL: 'judge-model',
+      JUDGE_API_KEY: 'sk-judge-secret',
+      JUDGE_TIMEOUT_MS: '300',
     })
-    expect(slow.statusCode).toBe(200)
-    expect(slow.json().policies[0].rules[0]).toMatchObject({ status: 'error' })
-    expect(slow.body).not.toContain('sk-judge-secret')
+    try {
+      await tight.request({
+        method: 'POST',
+        url: '/v1/applications',
+        payload: { id: 'bot', name: 'b', description: '' },
+      })
+      // The judge never answers: only the timeout can end the rule.
+      reply = { hang: true }
+      const slow = await tight.request({
+        method: 'POST',
+        url: '/v1/applications/bot/evaluations',
+        payload: {
+          ...grounded,
+          messages: [...grounded.messages.slice(0, 1), { role: 'assistant', content: 'B.' }],
+        },
+      })
+      expect(slow.statusCode).toBe(200)
+      expect(slow.json().policies[0].rules[0]).toMatchObject({
+        status: 'error',
+        method: 'judge',
+        reason: 'judge did not answer within 300 ms',
+      })
+      expect(slow.json()).toMatchObject({ verdict: 'fail', action: 'block' })
+      expect(slow.body).not.toContain('sk-judge-secret')
+    } finally {
+      reply = {}
+      await tight.close()
+    }
   })
 
   it('abandons judge calls in flight when the process stops: the rule is an error, at once', async () => {
-    reply = { delayMs: 5000 }
+    // The judge never answers, and the timeout is a minute: only the stop can end the rule.
+    reply = { hang: true }
     const pending = t.request({
       method: 'POST',
       url: '/v1/applications/bot/evaluations',
@@ -620,8 +668,7 @@ describe('evaluations with a judge', () => {
       },
     })
     // Once the judge has the question, the stop comes.
-    for (let i = 0; i < 100 && !judge.seen.some((q) => JSON.stringify(q).includes('C.')); i++)
-      await new Promise((resolve) => setTimeout(resolve, 20))
+    await judge.asked('C.')
     t.services.evaluator.stop()
     const res = await pending
     expect(res.statusCode).toBe(200)

@@ -517,12 +517,14 @@ describe.each(STORE_KINDS)('rules scored by guard detectors (%s)', (kind) => {
         rules: [{ type: 'toxicity', detector: 'hung' }],
         target: ['input'],
       })
+      const hungUp = doubles.hung?.nextHangUp()
       const body = await evaluate(app, user('anything'))
       expect(body.policies[0].rules[0]).toMatchObject({
         status: 'error',
         reason: 'guard hung did not answer within 300 ms',
       })
-      expect(body.latency_ms).toBeLessThan(5_000)
+      // The guard never answers: only its timeout ended the rule, and the call is abandoned.
+      await hungUp
     })
 
     it("a workspace whose guard calls hang holds none of another workspace's", async () => {

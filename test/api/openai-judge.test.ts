@@ -1,4 +1,11 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import diagnostics from 'node:diagnostics_channel'
+import {
+  type ClientRequest,
+  createServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { JudgeError, type JudgeQuestion } from '../../src/judge/judge.js'
@@ -20,9 +27,6 @@ const API_KEY = 'sk-test-7f3a9c1e5b2d4f6a8c0e'
 let server: Server
 let baseUrl: string
 let seen: Seen[] = []
-/** Requests of the current test not yet answered: a hung call of an earlier test may close late. */
-let open = new Set<ServerResponse>()
-let maxInFlight = 0
 let handler: Handler
 /** Told when a request has been handed to `handler`. */
 const arrivals: (() => void)[] = []
@@ -43,15 +47,46 @@ function answer(res: ServerResponse, content: unknown, status = 200): void {
 
 const scoreOf = (score: unknown, reason: unknown = 'fine') => JSON.stringify({ score, reason })
 
+/**
+ * The most judge calls in flight at once, as the judge sends them: requests started (Node's
+ * `http.client.request.start`) whose answer has not begun to arrive (`http.client.response.finish`).
+ * A call's slot is freed only after its answer arrived, so a judge that keeps its limit never
+ * counts more than it, and one that does not counts more before any answer could arrive: how fast
+ * the double answers plays no part.
+ */
+function watchCalls(): { most(): number; stop(): void } {
+  const inFlight = new Set<ClientRequest>()
+  let most = 0
+  const started = (message: unknown) => {
+    const { request } = message as { request: ClientRequest }
+    if (!request.path.endsWith('/chat/completions')) return
+    inFlight.add(request)
+    most = Math.max(most, inFlight.size)
+    request.once('error', () => inFlight.delete(request))
+  }
+  const answered = (message: unknown) => {
+    inFlight.delete((message as { request: ClientRequest }).request)
+  }
+  diagnostics.subscribe('http.client.request.start', started)
+  diagnostics.subscribe('http.client.response.finish', answered)
+  return {
+    most: () => most,
+    stop() {
+      diagnostics.unsubscribe('http.client.request.start', started)
+      diagnostics.unsubscribe('http.client.response.finish', answered)
+    },
+  }
+}
+
+/** The text a prompt_injection question asked about, as the prompt quotes it. */
+const questionOf = (s: Seen): string =>
+  JSON.parse(/\n(".*")\n/.exec(s.body.messages[1].content)?.[1] ?? 'null')
+
 beforeAll(async () => {
   server = createServer((req, res) => {
     const chunks: Buffer[] = []
     req.on('data', (c: Buffer) => chunks.push(c))
     req.on('end', () => {
-      const current = open
-      current.add(res)
-      maxInFlight = Math.max(maxInFlight, current.size)
-      res.on('close', () => current.delete(res))
       const s: Seen = {
         method: req.method ?? '',
         url: req.url ?? '',
@@ -74,8 +109,6 @@ afterAll(async () => {
 
 beforeEach(() => {
   seen = []
-  open = new Set()
-  maxInFlight = 0
   handler = (_s, res) => answer(res, scoreOf(0.8, 'The output is supported by document 1.'))
 })
 
@@ -84,7 +117,8 @@ function judge(options: Partial<OpenAiJudgeOptions> = {}) {
     baseUrl,
     model: 'judge-model',
     apiKey: API_KEY,
-    timeoutMs: 5000,
+    // Long enough that no busy machine makes an answer late; the tests about timeouts set theirs.
+    timeoutMs: 60_000,
     maxConcurrency: 16,
     ...options,
   })
@@ -259,7 +293,7 @@ describe('OpenAI-compatible judge: answers it refuses', () => {
     handler = () => {}
     const controller = new AbortController()
     const pending = judge().score(factuality, { ...TENANT, signal: controller.signal })
-    while (seen.length === 0) await new Promise((resolve) => setTimeout(resolve, 5))
+    await until(() => seen.length, 1)
     controller.abort()
     expect((await judgeError(pending)).message).toBe('judge call aborted')
   })
@@ -267,23 +301,27 @@ describe('OpenAI-compatible judge: answers it refuses', () => {
 
 describe('OpenAI-compatible judge: concurrency and cache', () => {
   it('keeps at most maxConcurrency calls in flight, half of them one workspace’s; the rest wait their turn and are all answered', async () => {
-    handler = (_s, res) => setTimeout(() => answer(res, scoreOf(0.1)), 20)
-    const j = judge({ maxConcurrency: 4 })
-    const questions = (prefix: string) =>
-      Array.from(
-        { length: 7 },
-        (_, i): JudgeQuestion => ({ type: 'prompt_injection', text: `${prefix}${i}` }),
-      )
-    const alone = await Promise.all(questions('a').map((q) => j.score(q, TENANT)))
-    expect(alone.map((r) => r.score)).toEqual(Array(7).fill(0.1))
-    expect(maxInFlight).toBe(2)
-    const both = await Promise.all([
-      ...questions('b').map((q) => j.score(q, TENANT)),
-      ...questions('b').map((q) => j.score(q, { workspace: 'tenant-b' })),
-    ])
-    expect(both).toHaveLength(14)
-    expect(seen).toHaveLength(21)
-    expect(maxInFlight).toBe(4)
+    const calls = watchCalls()
+    try {
+      const j = judge({ maxConcurrency: 4 })
+      const questions = (prefix: string) =>
+        Array.from(
+          { length: 7 },
+          (_, i): JudgeQuestion => ({ type: 'prompt_injection', text: `${prefix}${i}` }),
+        )
+      const alone = await Promise.all(questions('a').map((q) => j.score(q, TENANT)))
+      expect(alone.map((r) => r.score)).toEqual(Array(7).fill(0.8))
+      expect(calls.most()).toBe(2)
+      const both = await Promise.all([
+        ...questions('b').map((q) => j.score(q, TENANT)),
+        ...questions('b').map((q) => j.score(q, { workspace: 'tenant-b' })),
+      ])
+      expect(both).toHaveLength(14)
+      expect(seen).toHaveLength(21)
+      expect(calls.most()).toBe(4)
+    } finally {
+      calls.stop()
+    }
   })
 
   it('keeps each workspace’s answers apart: another workspace’s identical question is asked, never answered from the cache', async () => {
@@ -374,7 +412,7 @@ describe('OpenAI-compatible judge: concurrency and cache', () => {
       { type: 'prompt_injection', text: 'queued' },
       { ...TENANT, signal: controller.signal },
     )
-    while (seen.length === 0) await new Promise((resolve) => setTimeout(resolve, 5))
+    await until(() => seen.length, 1)
     controller.abort()
     expect((await judgeError(queued)).message).toBe('judge call aborted')
     release()
@@ -383,9 +421,7 @@ describe('OpenAI-compatible judge: concurrency and cache', () => {
       score: 0.2,
       reason: 'fine',
     })
-    expect(seen.map((s) => JSON.parse(/\n(".*")\n/.exec(s.body.messages[1].content)?.[1] ?? 'null'))).toEqual(
-      ['first', 'third'],
-    )
+    expect(seen.map(questionOf)).toEqual(['first', 'third'])
   })
 
   it('frees the slot of a failed call', async () => {
@@ -426,11 +462,21 @@ describe('OpenAI-compatible judge: concurrency and cache', () => {
       if (s.body.messages[1].content.includes('"hang"')) return
       answer(res, s.body.messages[1].content.includes('"bad"') ? 'nope' : scoreOf(0.5))
     }
-    const j = judge({ now: () => clock, timeoutMs: 100, onCall: (call) => calls.push(call) })
-    await j.score({ type: 'prompt_injection', text: 'good' }, TENANT)
-    await j.score({ type: 'prompt_injection', text: 'good' }, TENANT)
-    await judgeError(j.score({ type: 'toxicity', text: 'bad', categories: ['hate'] }, TENANT))
-    await judgeError(j.score({ type: 'prompt_injection', text: 'hang' }, TENANT))
+    // The timeout runs on a clock the test moves: the answers are never late, however slow the
+    // machine, and the question left unanswered times out when the test says.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+    try {
+      const j = judge({ now: () => clock, timeoutMs: 100, onCall: (call) => calls.push(call) })
+      await j.score({ type: 'prompt_injection', text: 'good' }, TENANT)
+      await j.score({ type: 'prompt_injection', text: 'good' }, TENANT)
+      await judgeError(j.score({ type: 'toxicity', text: 'bad', categories: ['hate'] }, TENANT))
+      const hung = judgeError(j.score({ type: 'prompt_injection', text: 'hang' }, TENANT))
+      await until(() => seen.length, 3)
+      vi.advanceTimersByTime(100)
+      expect((await hung).message).toBe('judge did not answer within 100 ms')
+    } finally {
+      vi.useRealTimers()
+    }
     expect(calls).toEqual([
       { type: 'prompt_injection', outcome: 'answered', ms: 7 },
       { type: 'prompt_injection', outcome: 'cached', ms: 0 },
@@ -455,14 +501,21 @@ describe('OpenAI-compatible judge: concurrency and cache', () => {
   })
 
   it('shares one call among identical questions asked while it is under way', async () => {
-    handler = (_s, res) => setTimeout(() => answer(res, scoreOf(0.4)), 20)
+    let release: () => void = () => {}
+    handler = (_s, res) => {
+      release = () => answer(res, scoreOf(0.4))
+    }
     const j = judge()
     const controller = new AbortController()
-    const [a, b, c] = await Promise.all([
+    const all = Promise.all([
       j.score(factuality, TENANT),
       j.score({ ...factuality }, { ...TENANT, signal: controller.signal }),
       j.score({ context: [...factuality.context], output: factuality.output, type: 'factuality' }, TENANT),
     ])
+    // The call is under way (the judge has the question) and is answered only now.
+    await until(() => seen.length, 1)
+    release()
+    const [a, b, c] = await all
     expect([a?.score, b?.score, c?.score]).toEqual([0.4, 0.4, 0.4])
     expect(seen).toHaveLength(1)
   })
@@ -476,7 +529,7 @@ describe('OpenAI-compatible judge: concurrency and cache', () => {
     const controller = new AbortController()
     const leaving = j.score(factuality, { ...TENANT, signal: controller.signal })
     const staying = j.score(factuality, { ...TENANT, signal: new AbortController().signal })
-    while (seen.length === 0) await new Promise((resolve) => setTimeout(resolve, 5))
+    await until(() => seen.length, 1)
     controller.abort()
     expect((await judgeError(leaving)).message).toBe('judge call aborted')
     release()

@@ -32,6 +32,8 @@ export interface RunningServer {
   port: number
   /** Everything the process printed on standard output so far. */
   stdout(): string
+  /** Resolves once standard output contains `text` (a process that ends first rejects). */
+  printed(text: string): Promise<void>
   /** Resolves with the exit code, once everything the process printed has been read. */
   exited: Promise<number | null>
   stop(signal?: NodeJS.Signals): Promise<number | null>
@@ -78,6 +80,17 @@ export async function startServer(
     port,
     url: `http://127.0.0.1:${port}`,
     stdout: () => out,
+    printed: (text) =>
+      new Promise<void>((resolve, reject) => {
+        const check = () => {
+          if (!out.includes(text)) return
+          proc.stdout?.off('data', check)
+          resolve()
+        }
+        proc.stdout?.on('data', check)
+        check()
+        exited.then(() => reject(new Error(`the process ended without printing ${text}:\n${out}`)))
+      }),
     exited,
     async stop(signal = 'SIGTERM') {
       if (proc.exitCode === null) proc.kill(signal)

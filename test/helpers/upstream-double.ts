@@ -29,6 +29,16 @@ export type Script =
   | { sse: string; cuts: number[] }
   /** Never answers. */
   | { hang: true }
+  /** A stream the test writes itself, chunk by chunk, when it chooses: `pushed` is handed the pen. */
+  | { pushed: (stream: PushedStream) => void }
+
+/** The test's pen on a stream it writes itself (its head is already sent). */
+export interface PushedStream {
+  /** Sends one chunk as a `data:` event. */
+  write(chunk: unknown): void
+  /** Sends `data: [DONE]` and ends the response. */
+  end(): void
+}
 
 export interface UpstreamDouble {
   /** The base URL to configure, ending in /v1. */
@@ -173,6 +183,19 @@ export async function startUpstreamDouble(): Promise<UpstreamDouble> {
   }
 
   async function answer(res: ServerResponse, script: Script) {
+    if ('pushed' in script) {
+      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' })
+      res.flushHeaders()
+      script.pushed({
+        write: (chunk) => {
+          if (!res.destroyed) res.write(`data: ${JSON.stringify(chunk)}\n\n`)
+        },
+        end: () => {
+          if (!res.destroyed) res.end('data: [DONE]\n\n')
+        },
+      })
+      return
+    }
     if ('sse' in script) return writeInPieces(res, script)
     if ('hang' in script && !('chunks' in script)) return
     if ('json' in script) {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { call as callUrl } from '../helpers/http.js'
 import { type RunningServer, startServer } from '../helpers/process.js'
 import { freshStoreConfig, STORE_KINDS, type TestStoreConfig } from '../helpers/stores.js'
+import { eventually } from '../helpers/wait.js'
 
 const ADMIN = 'cluster-admin-secret-0123456789abcdef'
 
@@ -104,26 +105,23 @@ describe.runIf(STORE_KINDS.includes('postgres'))('several instances over one Pos
     }
   })
 
-  it('stops a revoked key on every instance within one second', async () => {
+  it('stops a revoked key on every instance: at once where it was revoked, soon on the others', async () => {
     const created = await call(servers[0] as RunningServer, 'POST', '/v1/api-keys', {
       name: 'doomed',
       scopes: ['admin'],
     })
     const key = created.body.key as string
+    const statusOn = async (s: RunningServer) =>
+      (await call(s, 'GET', '/v1/applications', undefined, {}, key)).status
+    // Every instance has checked the key, and keeps the answer a while.
+    for (const s of servers) expect(await statusOn(s)).toBe(200)
+    const revoking = servers[1] as RunningServer
+    expect((await call(revoking, 'DELETE', `/v1/api-keys/${created.body.id}`)).status).toBe(204)
+    expect(await statusOn(revoking)).toBe(401)
+    // The others stop once their cached answer runs out: half a second on their clock, shown with a
+    // set clock in test/api/api-keys.test.ts; here, only that it happens, however slow the machine.
     for (const s of servers)
-      expect((await call(s, 'GET', '/v1/applications', undefined, {}, key)).status).toBe(200)
-    expect(
-      (await call(servers[1] as RunningServer, 'DELETE', `/v1/api-keys/${created.body.id}`)).status,
-    ).toBe(204)
-    const revokedAt = Date.now()
-    for (const s of servers) {
-      let status = 0
-      while (Date.now() - revokedAt < 1000) {
-        status = (await call(s, 'GET', '/v1/applications', undefined, {}, key)).status
-        if (status === 401) break
-      }
-      expect(status).toBe(401)
-    }
+      await eventually(`the revoked key refused by ${s.url}`, async () => (await statusOn(s)) === 401)
   })
 
   it('shows a policy change to the next read on every instance', async () => {
