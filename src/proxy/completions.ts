@@ -5,6 +5,7 @@
  */
 import { readableMessages } from '../rules/conversation.js'
 import { failedRules } from '../rules/failed-rules.js'
+import { type MaskPlan, maskMessages, restoreText, unnumbered } from '../rules/masking.js'
 import type { Application } from '../schemas/applications.js'
 import type {
   ChatCompletionRequest,
@@ -645,4 +646,167 @@ export function guardedStream(
   for (const [index, text] of [...replacements].sort(([a], [b]) => a - b))
     kept.push(...replacementChunks(shell, index, text, includeUsage))
   return eventStream([...kept, ...usage], warden)
+}
+
+/**
+ * What masking does to one choice's reply (docs/masking.md): an output mask rule's findings
+ * replaced by `[KIND]` (its evaluation's plan, whose spans count in the reply as the evaluation
+ * read it: message `index` of the evaluated conversation), then every placeholder the input was
+ * masked with put back (`values`; JSON-escaped in tool-call arguments).
+ */
+export interface ReplyMasking {
+  /** The output evaluation's plan, or null when no output mask rule found anything. */
+  plan: MaskPlan | null
+  /** The reply's index in the evaluated conversation (the spans' message). */
+  index: number
+  /** The input's placeholders to put back, and their values. */
+  values: ReadonlyMap<string, string>
+}
+
+/** Whether masking can change a reply at all. */
+export const masksReply = (m: ReplyMasking): boolean => m.plan !== null || m.values.size > 0
+
+/** A reply's text and tool-call arguments as masking leaves them (`text` null: unchanged shape). */
+export function maskedReply(reply: ReplyOfChoice, masking: ReplyMasking): ReplyOfChoice {
+  let text = reply.text
+  let calls = reply.toolCalls
+  const { plan, index, values } = masking
+  if (plan !== null) {
+    const spans = plan.texts.filter((t) => t.source === 'messages' && t.index === index)
+    if (spans.length > 0) {
+      const [masked] = maskMessages(
+        [{ role: 'assistant', content: text ?? '', tool_calls: calls }] as ChatMessage[],
+        { ...plan, texts: spans.map((t) => ({ ...t, index: 0 })) },
+        unnumbered(plan),
+      )
+      if (text !== null) text = (masked?.content as string) ?? text
+      calls = (masked?.tool_calls as ToolCall[] | undefined) ?? calls
+    }
+  }
+  if (values.size > 0) {
+    if (text !== null) text = restoreText(text, values)
+    calls = calls.map((call) => {
+      if (typeof call.function?.arguments === 'string')
+        return {
+          ...call,
+          function: { ...call.function, arguments: restoreText(call.function.arguments, values, true) },
+        }
+      if (typeof call.custom?.input === 'string')
+        return { ...call, custom: { ...call.custom, input: restoreText(call.custom.input, values, true) } }
+      return call
+    })
+  }
+  return { text, toolCalls: calls }
+}
+
+/**
+ * A completion's message with its reply replaced by what masking left (`maskedReply`): the text
+ * in `content` (a refusal-only message keeps it a refusal), the tool calls' arguments in place.
+ */
+function rewrittenMessage(message: Json, original: ReplyOfChoice, masked: ReplyOfChoice): Json {
+  const out: Json = { ...message }
+  if (masked.text !== original.text && masked.text !== null) {
+    if (typeof message.content === 'string' || Array.isArray(message.content)) {
+      out.content = masked.text
+      if (typeof message.refusal === 'string') out.refusal = null
+    } else if (typeof message.refusal === 'string') out.refusal = masked.text
+    else out.content = masked.text
+  }
+  if (Array.isArray(message.tool_calls) && message.tool_calls.length > 0)
+    out.tool_calls = (message.tool_calls as Json[]).map((call, i) => {
+      const next = masked.toolCalls[i]
+      return next
+        ? {
+            ...call,
+            ...(next.function ? { function: next.function } : {}),
+            ...(next.custom ? { custom: next.custom } : {}),
+          }
+        : call
+    })
+  else if (isObject(message.function_call) && masked.toolCalls[0]?.function)
+    out.function_call = masked.toolCalls[0].function
+  return out
+}
+
+/** A completion with each choice's reply masked (`maskings` by choice index; a choice without one as it is). */
+export function maskedCompletion(
+  completion: Json & { choices: Json[] },
+  maskings: ReadonlyMap<number, ReplyMasking>,
+): Json & { choices: Json[] } {
+  if (maskings.size === 0) return completion
+  const replies = completionReplies(completion)
+  return {
+    ...completion,
+    choices: completion.choices.map((choice) => {
+      const masking = maskings.get(choice.index as number)
+      const reply = replies.get(choice.index as number)
+      if (!masking || !reply || !masksReply(masking) || !isObject(choice.message)) return choice
+      return { ...choice, message: rewrittenMessage(choice.message, reply, maskedReply(reply, masking)) }
+    }),
+  }
+}
+
+/**
+ * A buffered stream's chunks with each choice's reply masked: a choice whose text or tool calls
+ * masking changed gets them whole in its first delta that carried them (its text in the first
+ * content or refusal delta, each call's arguments in its first piece), later deltas without them.
+ */
+export function maskedStream(
+  chunks: readonly StreamChunk[],
+  maskings: ReadonlyMap<number, ReplyMasking>,
+): StreamChunk[] {
+  if (maskings.size === 0) return [...chunks]
+  const { replies } = streamReplies(chunks)
+  const changed = new Map<number, { original: ReplyOfChoice; masked: ReplyOfChoice }>()
+  for (const [index, masking] of maskings) {
+    const original = replies.get(index)
+    if (!original || !masksReply(masking)) continue
+    const masked = maskedReply(original, masking)
+    if (
+      masked.text !== original.text ||
+      JSON.stringify(masked.toolCalls) !== JSON.stringify(original.toolCalls)
+    )
+      changed.set(index, { original, masked })
+  }
+  if (changed.size === 0) return [...chunks]
+  const textSent = new Set<number>()
+  const callSent = new Set<string>()
+  return chunks.map((item) => {
+    const choices = item.chunk.choices as Json[]
+    let touched = false
+    const next = choices.map((choice) => {
+      const change = changed.get(choice.index as number)
+      if (!change || !isObject(choice.delta)) return choice
+      touched = true
+      const delta: Json = { ...choice.delta }
+      const index = choice.index as number
+      for (const field of ['content', 'refusal'] as const) {
+        if (typeof delta[field] !== 'string') continue
+        if (textSent.has(index)) delete delta[field]
+        else {
+          delta[field] = change.masked.text ?? ''
+          textSent.add(index)
+          // Content and refusal are one text: the first of them carries it.
+          if (field === 'content' && typeof delta.refusal === 'string') delete delta.refusal
+        }
+      }
+      const rewriteArgs = (piece: Json, call: number): Json => {
+        const fn = isObject(piece.function) ? piece.function : null
+        if (!fn || typeof fn.arguments !== 'string') return piece
+        const key = `${index}:${call}`
+        const whole = change.masked.toolCalls[call]?.function?.arguments
+        if (callSent.has(key)) return { ...piece, function: { ...fn, arguments: '' } }
+        callSent.add(key)
+        return { ...piece, function: { ...fn, arguments: typeof whole === 'string' ? whole : fn.arguments } }
+      }
+      if (Array.isArray(delta.tool_calls))
+        delta.tool_calls = (delta.tool_calls as Json[]).map((p) => rewriteArgs(p, p.index as number))
+      if (isObject(delta.function_call))
+        delta.function_call = rewriteArgs({ function: delta.function_call }, 0).function
+      return { ...choice, delta }
+    })
+    return touched
+      ? { raw: JSON.stringify({ ...item.chunk, choices: next }), chunk: { ...item.chunk, choices: next } }
+      : item
+  })
 }

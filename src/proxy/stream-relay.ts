@@ -1,5 +1,6 @@
 import { AppError } from '../errors.js'
 import type { EvaluationOutcome } from '../rules/evaluate.js'
+import { type MaskPlan, maskedCounts, Restorer } from '../rules/masking.js'
 import type { StreamRelease, ToolCallWatch, WindowVerdict } from '../rules/stream.js'
 import type { WardenOutcome } from '../schemas/chat-completions.js'
 import type { Evaluation } from '../schemas/evaluations.js'
@@ -8,6 +9,7 @@ import {
   addToolCallPieces,
   errorEvent,
   failedIn,
+  maskedReply,
   overriddenChunk,
   type ReplyOfChoice,
   relayedFields,
@@ -47,6 +49,17 @@ export interface RelayRun<D extends Decided = Decided> {
   upstreamChunk?(chunk: Json): void
   /** The relay is done with the upstream: it ended, failed or was stopped. */
   upstreamEnded?(): void
+  /**
+   * Masking (docs/masking.md): the input's placeholders to put back into the reply and what the
+   * input masked, the reply's index in the evaluated conversation, and the plan of an output
+   * evaluation (what its mask rules found in the reply).
+   */
+  masking?: {
+    values: ReadonlyMap<string, string>
+    counts: Record<string, number>
+    index: number
+    planOf(decided: D): MaskPlan | null
+  }
 }
 
 /** What handling one upstream chunk led to: on to the next, or the stream has ended. */
@@ -76,11 +89,17 @@ export class StreamRelay<D extends Decided = Decided> {
   private legacyCall = false
   /** The upstream's next chunk, being waited for beside a window's verdict. */
   private waiting: Promise<IteratorResult<StreamChunk>> | null = null
+  /** Puts the input's placeholders back into the text released (held while one may be coming). */
+  private readonly restorer: Restorer
+  /** The whole reply's output evaluation, once it passed: its mask rules' plan for the tool calls. */
+  private outputPlan: MaskPlan | null = null
 
   constructor(
     private readonly run: RelayRun<D>,
     private readonly chunks: AsyncGenerator<StreamChunk>,
-  ) {}
+  ) {
+    this.restorer = new Restorer(run.masking?.values ?? new Map())
+  }
 
   /** The events of the stream, from the upstream's first chunk (already received) on. */
   async *events(first: IteratorResult<StreamChunk>): AsyncGenerator<string> {
@@ -90,7 +109,8 @@ export class StreamRelay<D extends Decided = Decided> {
         if ('verdict' in step) {
           const settled = this.run.release.settle(step.verdict)
           if (typeof settled !== 'string') return yield* this.stop(settled)
-          if (settled !== '') yield sseEvent(releasedChunk(this.envelope, this.textField, settled))
+          const text = this.restorer.push(settled)
+          if (text !== '') yield sseEvent(releasedChunk(this.envelope, this.textField, text))
         } else if (step.done) break
         else if ((yield* this.chunk(step.value)) === 'ended') return
         step = await this.nextStep()
@@ -170,7 +190,7 @@ export class StreamRelay<D extends Decided = Decided> {
         yield* this.stop(null)
         return 'ended'
       }
-      released = pushed.release
+      released = this.restorer.push(pushed.release)
     }
     if (typeof choice.finish_reason === 'string' && !this.finished) {
       this.finished = true
@@ -181,9 +201,15 @@ export class StreamRelay<D extends Decided = Decided> {
       }
       this.envelope = { ...this.envelope, warden: this.outcome('allow', end.output) }
       const ended = this.withWholeCalls(delta)
+      const rest = this.restorer.push(end.release) + this.restorer.end()
       this.held = {
         ...chunk,
-        choices: [{ ...choice, delta: withText(ended, field, released + end.release) }],
+        choices: [
+          {
+            ...choice,
+            delta: withText(ended, field ?? (rest !== '' ? this.textField : null), released + rest),
+          },
+        ],
       }
       return 'next'
     }
@@ -204,7 +230,8 @@ export class StreamRelay<D extends Decided = Decided> {
       // [DONE] without a finish reason: the reply is complete as it stands.
       const end = await this.endOfReply()
       if ('stop' in end) return yield* this.stop(end.stop)
-      if (end.release !== '') yield sseEvent(releasedChunk(this.envelope, this.textField, end.release))
+      const rest = this.restorer.push(end.release) + this.restorer.end()
+      if (rest !== '') yield sseEvent(releasedChunk(this.envelope, this.textField, rest))
       if (this.calls.size > 0) yield sseEvent(releasedChunkWith(this.envelope, this.withWholeCalls({})))
       this.envelope = { ...this.envelope, warden: this.outcome('allow', end.output) }
     }
@@ -228,8 +255,10 @@ export class StreamRelay<D extends Decided = Decided> {
     const deciding = this.decide()
     const drained = await release.drain()
     if (typeof drained !== 'string') return { stop: drained }
-    const output = (await deciding).answer
-    if (output.action !== 'allow') return { stop: null }
+    const decided = await deciding
+    const output = decided.answer
+    if (output.action !== 'allow' && output.action !== 'mask') return { stop: null }
+    this.outputPlan = this.run.masking?.planOf(decided) ?? null
     return { release: ended.release + drained, output }
   }
 
@@ -255,16 +284,36 @@ export class StreamRelay<D extends Decided = Decided> {
     return false
   }
 
-  /** A delta with every call of the reply, each whole (one piece per call), as the upstream's shape has them. */
+  /**
+   * A delta with every call of the reply, each whole (one piece per call), as the upstream's shape
+   * has them: an output mask rule's findings in their arguments replaced by `[KIND]`, the input's
+   * placeholders put back (docs/masking.md).
+   */
   private withWholeCalls(delta: Json): Json {
     if (this.calls.size === 0) return delta
+    const masking = this.run.masking
+    let calls: ReadonlyMap<number, StreamedCall> = this.calls
+    if (masking && (this.outputPlan !== null || masking.values.size > 0)) {
+      const order = [...this.calls.keys()].sort((a, b) => a - b)
+      const masked = maskedReply(
+        { text: null, toolCalls: streamedToolCalls(this.calls) },
+        { plan: this.outputPlan, index: masking.index, values: masking.values },
+      )
+      const next = new Map<number, StreamedCall>()
+      order.forEach((key, i) => {
+        const call = this.calls.get(key) as StreamedCall
+        const args = masked.toolCalls[i]?.function?.arguments
+        next.set(key, { ...call, arguments: typeof args === 'string' ? args : call.arguments })
+      })
+      calls = next
+    }
     if (this.legacyCall) {
-      const call = this.calls.get(0)
+      const call = calls.get(0)
       return call === undefined
         ? delta
         : { ...delta, function_call: { name: call.name ?? '', arguments: call.arguments } }
     }
-    return withToolCalls(delta, wholeToolCalls(this.calls))
+    return withToolCalls(delta, wholeToolCalls(calls))
   }
 
   /** Evaluates and logs the whole text received: the stream's output evaluation, once (of the text received when first asked). */
@@ -317,11 +366,18 @@ export class StreamRelay<D extends Decided = Decided> {
     why: Pick<Evaluation, 'policies'> = output,
   ): WardenOutcome {
     const input = this.run.inputDecided.answer
+    // What was masked: in the conversation sent upstream, and by output mask rules in the reply.
+    const counts: Record<string, number> = { ...(this.run.masking?.counts ?? {}) }
+    if (action === 'allow' && this.outputPlan)
+      for (const [kind, n] of Object.entries(maskedCounts(this.outputPlan)))
+        counts[kind] = (counts[kind] ?? 0) + n
+    const masked = action === 'allow' && Object.keys(counts).length > 0
     return {
-      action,
+      action: masked ? 'mask' : action,
       input_evaluation_id: input.id,
       output_evaluation_id: output.id,
       output_evaluation_ids: [output.id],
+      ...(masked ? { masked: counts } : {}),
       failed: action === 'allow' ? [] : failedIn('output', output.id, 0, why),
     }
   }

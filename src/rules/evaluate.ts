@@ -233,7 +233,7 @@ function compileRule(rule: PolicyRule, index: number, context: CompileContext): 
 }
 
 /** How `allowed` compares a finding's text with its items: Unicode NFKC, then case folded. */
-const foldAllowed = (text: string): string => text.normalize('NFKC').toLowerCase()
+export const foldAllowed = (text: string): string => text.normalize('NFKC').toLowerCase()
 
 /**
  * Reads each occurrence of `items` (case-insensitively) as neutral text: replaced by as many

@@ -95,7 +95,7 @@ export function codePointSlice(text: string, start: number, end: number): string
 }
 
 /** The UTF-16 offset of code point offset `point` in `text`, walking from (`fromUnit`, `fromPoint`). */
-function unitOffset(text: string, point: number, fromUnit = 0, fromPoint = 0): number {
+export function unitOffset(text: string, point: number, fromUnit = 0, fromPoint = 0): number {
   let unit = fromUnit
   let at = fromPoint
   while (at < point && unit < text.length) {
@@ -337,4 +337,77 @@ export function maskedLabel(
   for (const p of plan?.placeholders ?? []) issued.set(`${p.kind}\0${p.text}`, p.placeholder)
   return (f) =>
     (f.text !== null ? issued.get(`${f.kind}\0${f.text}`) : undefined) ?? `[${placeholderKind(f.kind)}]`
+}
+
+/** The values a reply gets back, by placeholder: those of `plan` whose rules restore. */
+export function restorable(plan: MaskPlan | null): ReadonlyMap<string, string> {
+  const values = new Map<string, string>()
+  if (plan === null) return values
+  plan.placeholders.forEach((p, i) => {
+    if (plan.restore[i]) values.set(p.placeholder, p.text)
+  })
+  return values
+}
+
+const PLACEHOLDER = /\[[A-Z][A-Z0-9_]*_\d{1,9}\]/g
+
+/**
+ * `text` with every placeholder of `values` put back; `json`: the text is inside a JSON string
+ * (tool-call arguments), and each value goes in escaped.
+ */
+export function restoreText(text: string, values: ReadonlyMap<string, string>, json = false): string {
+  if (values.size === 0 || !text.includes('[')) return text
+  return text.replace(PLACEHOLDER, (found) => {
+    const value = values.get(found)
+    if (value === undefined) return found
+    return json ? JSON.stringify(value).slice(1, -1) : value
+  })
+}
+
+/**
+ * Puts placeholders back into a reply as it streams: text that ends in what may be the start of
+ * an issued placeholder (`[`, `[EMA`, `[EMAIL_1`) is held until the next piece says what it is.
+ */
+export class Restorer {
+  private held = ''
+  private readonly longest: number
+
+  constructor(
+    private readonly values: ReadonlyMap<string, string>,
+    private readonly json = false,
+  ) {
+    let longest = 0
+    for (const p of values.keys()) longest = Math.max(longest, p.length)
+    this.longest = longest
+  }
+
+  /** Whether anything is ever restored: without values, text passes as it is. */
+  get active(): boolean {
+    return this.values.size > 0
+  }
+
+  /** The next piece: what can be sent now, placeholders put back. */
+  push(piece: string): string {
+    if (!this.active) return piece
+    const text = this.held + piece
+    const open = text.lastIndexOf('[')
+    let cut = text.length
+    if (open >= 0 && text.length - open < this.longest) {
+      const tail = text.slice(open)
+      for (const p of this.values.keys())
+        if (p.startsWith(tail) && p !== tail) {
+          cut = open
+          break
+        }
+    }
+    this.held = text.slice(cut)
+    return restoreText(text.slice(0, cut), this.values, this.json)
+  }
+
+  /** The reply ended: whatever was held, as it is. */
+  end(): string {
+    const rest = this.held
+    this.held = ''
+    return rest
+  }
 }

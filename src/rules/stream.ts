@@ -20,13 +20,22 @@
 import { type Target, targetMask } from './conversation.js'
 import { CodePointIndex } from './detectors/code-points.js'
 import type { TextMatcher } from './detectors/types.js'
-import type { CompiledPolicy, CompiledRule, EvaluablePolicy, EvaluationOutcome } from './evaluate.js'
+import {
+  type CompiledPolicy,
+  type CompiledRule,
+  type EvaluablePolicy,
+  type EvaluationOutcome,
+  foldAllowed,
+} from './evaluate.js'
+import { unitOffset } from './masking.js'
 import type { TargetText } from './types.js'
 
 /** A detector rule as the release engine reads it. */
 export interface StreamDetector {
   match: TextMatcher
   pending: (text: string, from: number) => number
+  /** A mask rule (docs/masking.md): its findings are replaced by `[KIND]` in what is released, not a violation. */
+  mask?: boolean
 }
 
 /** How a reply can be streamed under a set of policies. */
@@ -64,8 +73,16 @@ export function streamPlan(policies: readonly CompiledPolicy[]): StreamPlan {
       // What the rule's type holds back (rule-types/rule-type.ts, StreamHold); a rule expected
       // to fail passes only once the whole reply is read.
       const stream = rule.expected === 'pass' ? rule.compiled.stream : ({ hold: 'whole' } as const)
-      if (stream.hold === 'pending') detectors.push({ match: stream.match, pending: stream.pending })
-      else if (stream.hold === 'window') windowed.push(rule)
+      if (stream.hold === 'pending') {
+        const allowed = rule.allowedFindings
+        // A finding the rule's `allowed` names does not count, streamed as whole.
+        const match: TextMatcher =
+          allowed === null
+            ? stream.match
+            : (target) =>
+                stream.match(target).filter((f) => f.text === null || !allowed.has(foldAllowed(f.text)))
+        detectors.push({ match, pending: stream.pending, mask: rule.masks })
+      } else if (stream.hold === 'window') windowed.push(rule)
       else return { mode: 'buffered', reason: `an enforced output ${rule.type} rule needs the whole reply` }
     }
     if (windowed.length > 0) scored.push({ ...compiled, rules: windowed })
@@ -178,6 +195,8 @@ export class ReleaseEngine {
   /** The end of the last window that passed the scored rules; the text's end when there are none. */
   private passedEnd: number
   private readonly windows: WindowCutter | null
+  /** A mask rule's final findings (UTF-16, apart, by start), replaced by their `[KIND]` when released. */
+  private readonly masked: { start: number; end: number; label: string }[] = []
 
   constructor(
     private readonly detectors: readonly StreamDetector[],
@@ -249,10 +268,13 @@ export class ReleaseEngine {
       if (findings.length > 0) {
         index ??= new CodePointIndex(text)
         const limit = index.at(pending)
-        if (findings.some((f) => f.start < limit)) {
+        const final = findings.filter((f) => f.start < limit)
+        if (final.length > 0 && !detector.mask) {
           this.violated = true
           return { release: '', violation: true }
         }
+        for (const f of final)
+          this.mask(unitOffset(text, f.start), unitOffset(text, f.end), `[${f.kind.toUpperCase()}]`)
       }
       if (pending < safe) safe = pending
     }
@@ -260,10 +282,33 @@ export class ReleaseEngine {
     return this.releaseTo(safe)
   }
 
+  /** Records a mask rule's final finding (UTF-16 offsets), merged with one it overlaps. */
+  private mask(start: number, end: number, label: string): void {
+    // Already released (found again on a later check), or recorded: nothing new.
+    if (start < this.released) return
+    for (const m of this.masked)
+      if (start < m.end && m.start < end) {
+        m.start = Math.min(m.start, start)
+        m.end = Math.max(m.end, end)
+        return
+      }
+    this.masked.push({ start, end, label })
+    this.masked.sort((a, b) => a.start - b.start)
+  }
+
   private releaseTo(detectorsSafe: number): ReleaseStep {
-    const safe = Math.min(detectorsSafe, this.passedEnd)
+    let safe = Math.min(detectorsSafe, this.passedEnd)
+    // Never cut through a masked span: it leaves whole, as its label.
+    for (const m of this.masked) if (m.start < safe && safe < m.end) safe = m.start
     if (safe <= this.released) return { release: '', violation: false }
-    const release = this.text.slice(this.released, safe)
+    let release = ''
+    let at = this.released
+    for (const m of this.masked) {
+      if (m.end <= at || m.start >= safe) continue
+      release += this.text.slice(at, m.start) + m.label
+      at = m.end
+    }
+    release += this.text.slice(at, safe)
     this.released = safe
     return { release, violation: false }
   }

@@ -12,6 +12,9 @@ import {
   failedIn,
   guardedCompletion,
   guardedStream,
+  maskedCompletion,
+  maskedStream,
+  type ReplyMasking,
   type ReplyOfChoice,
   replacementText,
   type StreamChunk,
@@ -22,6 +25,8 @@ import {
 } from '../proxy/completions.js'
 import { StreamRelay } from '../proxy/stream-relay.js'
 import { callUpstream, streamUpstream } from '../proxy/upstream.js'
+import { maskedCounts, restorable } from '../rules/masking.js'
+import type { ChatMessage } from '../schemas/messages.js'
 import type { CompiledPolicy } from '../rules/evaluate.js'
 import {
   guardsReply,
@@ -103,6 +108,17 @@ const modelCall = (application: Application, model: string, body: Json): ModelCa
   input: body.messages,
 })
 
+/** What masking the input left for the rest of a completion: the values to put back, what was masked. */
+interface Masking {
+  values: ReadonlyMap<string, string>
+  counts: Record<string, number>
+}
+
+/** Adds `more` to `counts`, kind by kind. */
+function addCounts(counts: Record<string, number>, more: Record<string, number>): void {
+  for (const [kind, n] of Object.entries(more)) counts[kind] = (counts[kind] ?? 0) + n
+}
+
 /** The chunk of a stream that carries its usage (the last with `usage`), if any. */
 function streamUsage(chunks: readonly StreamChunk[]): Json | undefined {
   for (let i = chunks.length - 1; i >= 0; i--) {
@@ -141,7 +157,7 @@ export class ChatCompletionsService {
     const body = upstreamBody(request, application, model)
     const stream = request.stream === true
     const includeUsage = stream && request.stream_options?.include_usage === true
-    const conversation = evaluatedMessages(body.messages as ChatCompletionRequest['messages'])
+    let conversation = evaluatedMessages(body.messages as ChatCompletionRequest['messages'])
 
     // The input and output evaluations are logged together, in one commit, before the answer:
     // one durable write per completion instead of two. Whatever happens after the input was
@@ -150,10 +166,10 @@ export class ChatCompletionsService {
       caller,
       applicationId,
       { messages: conversation },
-      { ...(signal ? { signal } : {}), source: 'chat_input' },
+      { ...(signal ? { signal } : {}), source: 'chat_input', sent: body.messages as ChatMessage[] },
     )
     const input = inputDecided.answer
-    if (input.action !== 'allow') {
+    if (input.action !== 'allow' && input.action !== 'mask') {
       await evaluations.log([inputDecided])
       const shell: CompletionShell = { id: `chatcmpl-${randomUUID()}`, created: clock.nowSeconds(), model }
       const warden: WardenOutcome = {
@@ -172,6 +188,18 @@ export class ChatCompletionsService {
           ? stoppedStream(shell, n, text, includeUsage, warden)
           : stoppedCompletion(shell, n, text, warden),
       }
+    }
+
+    // Masked (docs/masking.md): the upstream sees the masked conversation, the output is read
+    // after it, and the reply gets back the values the input's mask rules restore.
+    const inputMasking = inputDecided.record.outcome.masking
+    if (input.masked) {
+      body.messages = input.masked.messages
+      conversation = evaluatedMessages(input.masked.messages as ChatCompletionRequest['messages'])
+    }
+    const masking: Masking = {
+      values: restorable(inputMasking),
+      counts: inputMasking ? maskedCounts(inputMasking) : {},
     }
 
     // A policy compiled only in the evaluation pool (too costly for the event loop) cannot hold
@@ -194,6 +222,7 @@ export class ChatCompletionsService {
           plan,
           signal,
           modelCall(application, model, body),
+          masking,
         )
     }
 
@@ -238,21 +267,28 @@ export class ChatCompletionsService {
     await evaluations.log([inputDecided, ...decided.filter((d) => d !== null)])
     const outputs = decided.map((d) => d?.answer ?? null)
     const replacements = new Map<number, string>()
+    const maskings = new Map<number, ReplyMasking>()
+    const counts = { ...masking.counts }
     let action: Action = 'allow'
     const failed: WardenOutcome['failed'] = []
     for (const [i, output] of outputs.entries()) {
-      if (!output || output.action === 'allow') continue
       const choice = indexes[i] as number
+      const outputMasking = decided[i]?.record.outcome.masking ?? null
+      maskings.set(choice, { plan: outputMasking, index: conversation.length, values: masking.values })
+      if (outputMasking) addCounts(counts, maskedCounts(outputMasking))
+      if (!output || output.action === 'allow' || output.action === 'mask') continue
       replacements.set(choice, replacementText(output.override_response))
       failed.push(...failedIn('output', output.id, choice, output))
       if (action === 'allow') action = output.action
     }
+    if (action === 'allow' && Object.keys(counts).length > 0) action = 'mask'
     const ids = outputs.map((output) => output?.id ?? null)
     const warden: WardenOutcome = {
       action,
       input_evaluation_id: input.id,
       output_evaluation_id: ids[0] ?? null,
       output_evaluation_ids: ids,
+      ...(action === 'mask' ? { masked: counts } : {}),
       failed,
     }
     const guarded = guardsReply(inputDecided.policies.policies.map((p) => p.policy))
@@ -260,8 +296,8 @@ export class ChatCompletionsService {
       action,
       stream,
       body: reply.stream
-        ? guardedStream(reply.chunks, replacements, includeUsage, warden, guarded)
-        : guardedCompletion(reply.completion, replacements, warden, guarded),
+        ? guardedStream(maskedStream(reply.chunks, maskings), replacements, includeUsage, warden, guarded)
+        : guardedCompletion(maskedCompletion(reply.completion, maskings), replacements, warden, guarded),
     }
   }
 
@@ -282,6 +318,7 @@ export class ChatCompletionsService {
     plan: { detectors: StreamDetector[]; scored: CompiledPolicy[] },
     signal: AbortSignal | undefined,
     call: ModelCall,
+    masking: Masking,
   ): Promise<ChatCompletionAnswer> {
     // The upstream call's span (tracing on) lasts until the relay ends, past this function.
     let callSpan: Span | undefined
@@ -338,6 +375,11 @@ export class ChatCompletionsService {
         upstreamEnded: () => {
           output?.end()
           endCall()
+        },
+        masking: {
+          ...masking,
+          index: conversation.length,
+          planOf: (decided) => decided.record.outcome.masking,
         },
       },
       chunks,

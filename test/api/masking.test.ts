@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, problem, type TestApp } from '../helpers/app.js'
 import { STORE_KINDS } from '../helpers/stores.js'
+import { completion, startUpstreamDouble, type UpstreamDouble } from '../helpers/upstream-double.js'
 
 /**
  * Masking (CONTRACT section 13, docs/masking.md) through the evaluation API: mask rules replace
@@ -278,5 +279,186 @@ describe.each(STORE_KINDS)('masking through the evaluation API (%s)', (kind) => 
     expect(Object.keys(rules[1])).not.toContain('action')
     expect(Object.keys(rules[1])).not.toContain('restore')
     expect(Object.keys(rules[1])).not.toContain('allowed')
+  })
+})
+
+describe.each(STORE_KINDS)('masking through the guarded chat completions (%s)', (kind) => {
+  let t: TestApp
+  let double: UpstreamDouble
+  const base = { id: 'chatcmpl-up', object: 'chat.completion.chunk', created: 1795316060, model: 'up' }
+  const piece = (delta: object, finish: string | null = null) => ({
+    ...base,
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+  })
+  const post = (app: string, body: object, headers: Record<string, string> = {}) =>
+    t.request({ method: 'POST', url: `/v1/applications/${app}/chat/completions`, payload: body, headers })
+  const eventsOf = (body: string) =>
+    body
+      .split('\n\n')
+      .filter((e) => e.startsWith('data: {'))
+      .map((e) => JSON.parse(e.slice(6)))
+  const streamedText = (body: string) =>
+    eventsOf(body)
+      .map((e) => e.choices?.[0]?.delta?.content ?? '')
+      .join('')
+
+  beforeAll(async () => {
+    double = await startUpstreamDouble()
+    t = await createTestApp(kind, {
+      PROVIDER_DOUBLE_BASE_URL: double.baseUrl,
+      EVALUATION_LOG_CONTENT: 'full',
+    })
+    const create = async (url: string, payload: object) => {
+      const res = await t.request({ method: 'POST', url, payload })
+      expect(res.statusCode, res.body).toBe(201)
+    }
+    for (const id of ['masked', 'kept', 'outmask'])
+      await create('/v1/applications', { id, name: id, description: '', provider: 'double', model: 'm' })
+    await create('/v1/applications/masked/policies', {
+      id: 'mask-in',
+      target: ['input', 'user'],
+      rules: [
+        { type: 'pii', flagged: ['email', 'credit_card'], action: 'mask' },
+        { type: 'keywords', flagged: ['Acme "Falcon"'], action: 'mask' },
+      ],
+    })
+    await create('/v1/applications/kept/policies', {
+      id: 'mask-kept',
+      target: ['input'],
+      rules: [{ type: 'pii', flagged: ['email'], action: 'mask', restore: false }],
+    })
+    await create('/v1/applications/outmask/policies', {
+      id: 'mask-out',
+      target: ['output'],
+      rules: [{ type: 'pii', flagged: ['email'], action: 'mask' }],
+    })
+  })
+  afterAll(async () => {
+    await t?.close()
+    await double?.close()
+  })
+
+  it('sends the masked conversation upstream and puts the values back into the reply', async () => {
+    double.script({ json: completion('I will write to [EMAIL_1] about card [CREDIT_CARD_1].') })
+    const res = await post('masked', {
+      messages: [{ role: 'user', content: `I am ${EMAIL}, card ${CARD}. Write me.` }],
+    })
+    expect(res.statusCode, res.body).toBe(200)
+    expect(res.headers['x-warden-action']).toBe('mask')
+    const sent = double.received.at(-1)?.body
+    expect(sent?.messages).toEqual([
+      { role: 'user', content: 'I am [EMAIL_1], card [CREDIT_CARD_1]. Write me.' },
+    ])
+    expect(JSON.stringify(sent)).not.toContain(EMAIL)
+    const body = res.json()
+    expect(body.choices[0].message.content).toBe(`I will write to ${EMAIL} about card ${CARD}.`)
+    expect(body.choices[0].finish_reason).toBe('stop')
+    expect(body.warden).toMatchObject({ action: 'mask', masked: { email: 1, credit_card: 1 }, failed: [] })
+    expect(JSON.stringify(body.warden)).not.toContain(EMAIL)
+    // The log holds neither value: the input's entry as masked, the output's as the model wrote it.
+    for (const id of [body.warden.input_evaluation_id, body.warden.output_evaluation_id]) {
+      const logged = await t.request({ method: 'GET', url: `/v1/applications/masked/evaluations/${id}` })
+      expect(logged.statusCode).toBe(200)
+      expect(logged.body).not.toContain(EMAIL)
+      expect(logged.body).not.toContain('4111')
+    }
+  })
+
+  it('puts a value back into tool-call arguments JSON-escaped, the arguments valid JSON', async () => {
+    double.script({
+      json: completion('', {
+        choices: [
+          {
+            index: 0,
+            message: {
+              role: 'assistant',
+              content: null,
+              tool_calls: [
+                {
+                  id: 'c1',
+                  type: 'function',
+                  function: { name: 'open', arguments: '{"project": "[KEYWORD_1]"}' },
+                },
+              ],
+            },
+            finish_reason: 'tool_calls',
+          },
+        ],
+      }),
+    })
+    const res = await post('masked', { messages: [{ role: 'user', content: 'Open Acme "Falcon" please.' }] })
+    expect(res.statusCode, res.body).toBe(200)
+    expect(double.received.at(-1)?.body.messages[0].content).toBe('Open [KEYWORD_1] please.')
+    const call = res.json().choices[0].message.tool_calls[0]
+    expect(JSON.parse(call.function.arguments)).toEqual({ project: 'Acme "Falcon"' })
+  })
+
+  it('keeps the placeholders in the reply for a rule with restore false', async () => {
+    double.script({ json: completion('Noted: [EMAIL_1].') })
+    const res = await post('kept', { messages: [{ role: 'user', content: `Mine is ${EMAIL}` }] })
+    expect(res.json().choices[0].message.content).toBe('Noted: [EMAIL_1].')
+    expect(res.body).not.toContain(EMAIL)
+  })
+
+  it('streams the values back, a placeholder split across three chunks held until it is whole', async () => {
+    double.script({
+      chunks: [
+        piece({ role: 'assistant', content: '' }),
+        piece({ content: 'Writing to [EM' }),
+        piece({ content: 'AIL_' }),
+        piece({ content: '1] now.' }),
+        piece({}, 'stop'),
+      ],
+    })
+    const res = await post('masked', { stream: true, messages: [{ role: 'user', content: `I am ${EMAIL}` }] })
+    expect(res.statusCode, res.body).toBe(200)
+    const events = eventsOf(res.body)
+    expect(streamedText(res.body)).toBe(`Writing to ${EMAIL} now.`)
+    // No piece of a placeholder ever reached the client.
+    for (const e of events) expect(e.choices?.[0]?.delta?.content ?? '').not.toMatch(/\[|EMAIL_|_1\]/)
+    expect(events.at(-1).warden).toMatchObject({ action: 'mask', masked: { email: 1 } })
+
+    double.script({
+      chunks: [
+        piece({ role: 'assistant', content: '' }),
+        piece({ content: 'To [EMA' }),
+        piece({ content: 'IL_1]' }),
+        piece({}, 'stop'),
+      ],
+    })
+    const buffered = await post(
+      'masked',
+      { stream: true, messages: [{ role: 'user', content: `I am ${EMAIL}` }] },
+      { 'x-warden-stream': 'buffered' },
+    )
+    expect(buffered.headers['x-warden-action']).toBe('mask')
+    expect(streamedText(buffered.body)).toBe(`To ${EMAIL}`)
+  })
+
+  it('masks an output mask rule’s findings in the reply as [KIND] and lets it go on, whole and streamed', async () => {
+    double.script({ json: completion(`Contact ${EMAIL} for help.`) })
+    const whole = await post('outmask', { messages: [{ role: 'user', content: 'Who do I contact?' }] })
+    expect(whole.json().choices[0]).toMatchObject({
+      message: { content: 'Contact [EMAIL] for help.' },
+      finish_reason: 'stop',
+    })
+    expect(whole.headers['x-warden-action']).toBe('mask')
+    expect(whole.json().warden).toMatchObject({ action: 'mask', masked: { email: 1 } })
+
+    double.script({
+      chunks: [
+        piece({ role: 'assistant', content: '' }),
+        piece({ content: 'Contact jane@exa' }),
+        piece({ content: 'mple.com for ' }),
+        piece({ content: 'help.' }),
+        piece({}, 'stop'),
+      ],
+    })
+    const streamed = await post('outmask', { stream: true, messages: [{ role: 'user', content: 'Who?' }] })
+    expect(streamedText(streamed.body)).toBe('Contact [EMAIL] for help.')
+    expect(streamed.body).not.toContain('jane')
+    const last = eventsOf(streamed.body).at(-1)
+    expect(last.choices[0].finish_reason).toBe('stop')
+    expect(last.warden).toMatchObject({ action: 'mask', masked: { email: 1 } })
   })
 })
