@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config.js'
 import { createTestApp, problem, type TestApp } from '../helpers/app.js'
+import { STORE_KINDS } from '../helpers/stores.js'
 
 /** A user turn with text and one image of `bytes` bytes of base64, as OpenAI's SDKs send it. */
 const withImage = (bytes: number, text = 'What is in this picture?') => ({
@@ -32,10 +33,13 @@ describe('body limits per route', () => {
     expect(() => loadConfig({ CHAT_COMPLETIONS_BODY_LIMIT_BYTES: '1MB' })).toThrow(/whole number/)
   })
 
-  describe('on the routes', () => {
+  describe.each(STORE_KINDS)('on the routes (%s)', (kind) => {
     let t: TestApp
     beforeAll(async () => {
-      t = await createTestApp('sqlite', { EVALUATIONS_BODY_LIMIT_BYTES: String(3 * 1_048_576) })
+      t = await createTestApp(kind, {
+        EVALUATIONS_BODY_LIMIT_BYTES: String(3 * 1_048_576),
+        CHAT_COMPLETIONS_BODY_LIMIT_BYTES: String(2 * 1_048_576),
+      })
       await t.request({
         method: 'POST',
         url: '/v1/applications',
@@ -72,6 +76,16 @@ describe('body limits per route', () => {
         'payload_too_large',
       )
       expect(over.detail).toBe("The request body is larger than this route's limit of 3 MiB (3145728 bytes)")
+      const chat = problem(
+        await t.request({
+          method: 'POST',
+          url: '/v1/applications/bot/chat/completions',
+          payload: withImage(2 * 1_048_576),
+        }),
+        413,
+        'payload_too_large',
+      )
+      expect(chat.detail).toBe("The request body is larger than this route's limit of 2 MiB (2097152 bytes)")
       const policy = problem(
         await t.request({
           method: 'POST',
