@@ -12,6 +12,7 @@ import type { Logger } from 'pino'
 import type { Config } from './config.js'
 import { AppError } from './errors.js'
 import { installAuth } from './http/auth.js'
+import { installBodyBudget } from './http/body-budget.js'
 import { clientErrorHandler, installClientErrors } from './http/client-errors.js'
 import { consoleRoutes } from './http/console.js'
 import { setStandardHeaders } from './http/headers.js'
@@ -121,6 +122,9 @@ export async function buildApp({ config, store, services, logger }: AppOptions):
 
   installValidators(app)
   installHttpTracing(app)
+  // Bodies in flight hold their bytes against the workspace's budget and the server's, from
+  // after authentication until their request ends.
+  installBodyBudget(app, config.bodyBudget)
   installProblemHandlers(app)
   installClientErrors(app)
   // Bodies are JSON only: Fastify's built-in text/plain parser would let text reach the handlers.

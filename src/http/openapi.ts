@@ -22,7 +22,7 @@ const errorDescriptions: Record<number, string> = {
   429: 'The rate limit was hit; see Retry-After (rate_limited).',
   500: 'An unexpected error; the details are in the server log under the request id (internal_error).',
   502: 'The model provider could not be reached, or answered an error or something that is not a completion (upstream_error).',
-  503: 'The store is unavailable; retry after Retry-After seconds (unavailable).',
+  503: 'The store is unavailable, or the request bodies in flight (the workspace’s, or all of them) would pass their budget; retry after Retry-After seconds (unavailable).',
   504: 'The model provider did not answer within PROVIDER_TIMEOUT_MS (upstream_timeout).',
 }
 

@@ -27,10 +27,29 @@ describe('body limits per route', () => {
         BODY_LIMIT_BYTES: '2048',
         EVALUATIONS_BODY_LIMIT_BYTES: '4096',
         CHAT_COMPLETIONS_BODY_LIMIT_BYTES: '8192',
+        WORKSPACE_BODY_BUDGET_BYTES: '8192',
       }),
     ).toMatchObject({ bodyLimit: 2048, bodyLimits: { evaluations: 4096, chatCompletions: 8192 } })
     expect(() => loadConfig({ BODY_LIMIT_BYTES: '10' })).toThrow(/BODY_LIMIT_BYTES must be between/)
     expect(() => loadConfig({ CHAT_COMPLETIONS_BODY_LIMIT_BYTES: '1MB' })).toThrow(/whole number/)
+  })
+
+  it('budgets 64 MiB of bodies in flight per workspace and 256 MiB in all, never less than the largest body', () => {
+    expect(loadConfig({}).bodyBudget).toEqual({ workspace: 64 * 1_048_576, total: 256 * 1_048_576 })
+    expect(
+      loadConfig({ WORKSPACE_BODY_BUDGET_BYTES: '33554432', BODY_BUDGET_BYTES: '67108864' }).bodyBudget,
+    ).toEqual({ workspace: 33_554_432, total: 67_108_864 })
+    // Unset, each holds at least the largest body a route takes.
+    expect(loadConfig({ EVALUATIONS_BODY_LIMIT_BYTES: String(100 * 1_048_576) }).bodyBudget).toEqual({
+      workspace: 100 * 1_048_576,
+      total: 256 * 1_048_576,
+    })
+    expect(() => loadConfig({ WORKSPACE_BODY_BUDGET_BYTES: '1048576' })).toThrow(
+      'WORKSPACE_BODY_BUDGET_BYTES must be at least the largest body limit (20971520 bytes), got 1048576',
+    )
+    expect(() => loadConfig({ BODY_BUDGET_BYTES: '33554432' })).toThrow(
+      'BODY_BUDGET_BYTES must be at least WORKSPACE_BODY_BUDGET_BYTES (67108864 bytes), got 33554432',
+    )
   })
 
   describe.each(STORE_KINDS)('on the routes (%s)', (kind) => {
