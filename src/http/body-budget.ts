@@ -1,15 +1,23 @@
 import { type Readable, Transform } from 'node:stream'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Config } from '../config.js'
-import { AppError } from '../errors.js'
+import { AppError, invalid } from '../errors.js'
+import { ArrayLimitScan, type Shape, shapeOf } from './array-limits.js'
 import { formatBytes, refusedWhileArriving } from './problem.js'
 
 declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The array limits of the route's body schema, read as a large body arrives (array-limits.ts). */
+    arrayLimits?: Shape
+  }
   interface FastifyInstance {
     /** The request body bytes in flight, per workspace and in all. */
     bodyBudget: BodyBudget
   }
 }
+
+/** A body this large, or of unknown length, is read for its array limits as it arrives. */
+export const SCAN_FROM_BYTES = 256 * 1024
 
 /** Seconds a refused client should wait: bodies in flight are answered within a few seconds. */
 const RETRY_AFTER = '1'
@@ -87,13 +95,18 @@ function overBudget(over: Over, limits: Config['bodyBudget']): AppError {
 
 /**
  * Installs the body budget, as a preParsing step (after authentication has named the workspace,
- * before any byte of the body is read).
+ * before any byte of the body is read), and reads the array limits of each route's body schema.
  * A body declared larger than its route's limit is left to the parser's 413; one that does not
  * fit the budget is answered 503 `unavailable` with Retry-After at once, without being read.
  */
 export function installBodyBudget(app: FastifyInstance, limits: Config['bodyBudget']): BodyBudget {
   const budget = new BodyBudget(limits)
   app.decorate('bodyBudget', budget)
+  app.addHook('onRoute', (route) => {
+    const body = route.schema?.body
+    const shape = body ? shapeOf(body, (ref) => app.getSchema(ref)) : null
+    if (shape) route.config = { ...route.config, arrayLimits: shape }
+  })
   app.addHook('preParsing', (request, reply, payload, done) => {
     const declared = request.headers['content-length']
     const chunked = request.headers['transfer-encoding'] !== undefined
@@ -107,9 +120,14 @@ export function installBodyBudget(app: FastifyInstance, limits: Config['bodyBudg
     const end = () => hold.end()
     reply.raw.once('finish', end)
     reply.raw.once('close', end)
-    if (chunked) return done(null, meter(payload, hold, limits))
-    const over = hold.grow(length)
-    done(over === null ? null : overBudget(over, limits), payload)
+    if (!chunked) {
+      const over = hold.grow(length)
+      if (over !== null) return done(overBudget(over, limits))
+    }
+    const shape = route.config.arrayLimits
+    const scan = shape && (chunked || length >= SCAN_FROM_BYTES) ? new ArrayLimitScan(shape) : null
+    if (scan === null && !chunked) return done(null, payload)
+    done(null, meter(payload, chunked ? hold : null, scan, limits))
   })
   return budget
 }
@@ -117,18 +135,26 @@ export function installBodyBudget(app: FastifyInstance, limits: Config['bodyBudg
 const workspaceOf = (request: FastifyRequest): string | null => request.principal?.workspaceId ?? null
 
 /**
- * A body of unknown length as it arrives, counted into `hold`. Past the budget, its parsing fails
- * with the 503; the rest of the body is then read and dropped, never buffered.
+ * The body as it arrives, counted into `hold` (a chunked body) and read by `scan`. What either
+ * refuses fails the body's parsing with that answer; the rest of the body is then read and
+ * dropped, never buffered.
  */
-function meter(payload: Readable, hold: Hold, limits: Config['bodyBudget']): Transform {
+function meter(
+  payload: Readable,
+  hold: Hold | null,
+  scan: ArrayLimitScan | null,
+  limits: Config['bodyBudget'],
+): Transform {
   let refused = false
   const stream = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
       if (refused) return callback()
-      const over = hold.grow(chunk.length)
-      if (over === null) return callback(null, chunk)
+      const over = hold?.grow(chunk.length) ?? null
+      const problem = over === null ? scan?.write(chunk) : null
+      if (over === null && !problem) return callback(null, chunk)
       refused = true
-      const error = overBudget(over, limits)
+      const error =
+        over !== null ? overBudget(over, limits) : invalid([problem as NonNullable<typeof problem>])
       refusedWhileArriving.add(error)
       payload.unpipe(stream)
       payload.resume()

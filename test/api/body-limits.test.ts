@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config.js'
 import { createTestApp, problem, type TestApp } from '../helpers/app.js'
@@ -15,6 +16,10 @@ const withImage = (bytes: number, text = 'What is in this picture?') => ({
     },
   ],
 })
+
+/** `count` content parts of `bytes` bytes each (a `text` part's text padded). */
+const parts = (count: number, bytes = 24) =>
+  Array.from({ length: count }, () => JSON.stringify({ type: 'x', text: 'p'.repeat(bytes - 24) })).join(',')
 
 describe('body limits per route', () => {
   it('defaults to 1 MiB, and 20 MiB for evaluations and chat completions; each is configurable', () => {
@@ -121,6 +126,56 @@ describe('body limits per route', () => {
       expect(policy.detail).toBe(
         "The request body is larger than this route's limit of 1 MiB (1048576 bytes)",
       )
+    })
+
+    it('refuses a large body at its array past the schema’s limit while the rest of it is still to come', async () => {
+      // 2 MiB declared; only the head is ever sent: 10,001 parts, one too many.
+      const body = new Readable({ read() {} })
+      body.push(`{"messages":[{"role":"user","content":"hi"},{"role":"user","content":[${parts(10_001, 30)}]`)
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/v1/applications/bot/evaluations',
+        headers: {
+          authorization: `Bearer ${t.adminKey}`,
+          'content-type': 'application/json',
+          'content-length': String(2 * 1_048_576),
+        },
+        payload: body,
+      })
+      const refused = problem(res, 422, 'validation_error')
+      expect(refused.errors).toEqual([
+        { pointer: '/messages/1/content', detail: 'must have at most 10000 items' },
+      ])
+      body.destroy()
+      expect(t.app.bodyBudget.held()).toBe(0)
+    })
+
+    it('lists every problem of a small body, and the array that refused a large one', async () => {
+      const head = `{"messages":[{"role":"user","content":[${parts(10_001)}]}],"policies":5`
+      const small = problem(
+        await t.request({
+          method: 'POST',
+          url: '/v1/applications/bot/evaluations',
+          headers: { 'content-type': 'application/json' },
+          payload: `${head}}`,
+        }),
+        422,
+        'validation_error',
+      )
+      expect(small.errors?.map((e) => e.pointer).sort()).toEqual(['/messages/0/content', '/policies'])
+      const large = problem(
+        await t.request({
+          method: 'POST',
+          url: '/v1/applications/bot/evaluations',
+          headers: { 'content-type': 'application/json' },
+          payload: `${head},"context":{"documents":["${'d'.repeat(300_000)}"]}}`,
+        }),
+        422,
+        'validation_error',
+      )
+      expect(large.errors).toEqual([
+        { pointer: '/messages/0/content', detail: 'must have at most 10000 items' },
+      ])
     })
   })
 })
