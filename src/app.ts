@@ -17,6 +17,7 @@ import { clientErrorHandler, installClientErrors } from './http/client-errors.js
 import { consoleRoutes } from './http/console.js'
 import { setStandardHeaders } from './http/headers.js'
 import { installIdempotency } from './http/idempotency.js'
+import { installJsonBodies } from './http/json-body.js'
 import { addMethodNotAllowedRoutes, collectRoutes } from './http/method-not-allowed.js'
 import { installMetrics } from './http/metrics.js'
 import { installOpenApi } from './http/openapi.js'
@@ -129,6 +130,8 @@ export async function buildApp({ config, store, services, logger }: AppOptions):
   installClientErrors(app)
   // Bodies are JSON only: Fastify's built-in text/plain parser would let text reach the handlers.
   app.removeContentTypeParser('text/plain')
+  // Large JSON bodies are parsed in a thread of their own.
+  installJsonBodies(app, config.bodyLimit)
   // PATCH accepts JSON merge patches (RFC 7396) under their own media type too; other methods
   // take plain JSON only.
   const parseJson = app.getDefaultJsonParser('error', 'error')

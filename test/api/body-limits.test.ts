@@ -128,6 +128,65 @@ describe('body limits per route', () => {
       )
     })
 
+    it('parses a body of 1 MiB or more apart, with the answers of any other: the value, bad JSON, a __proto__ key', async () => {
+      const post = (payload: string) =>
+        t.request({
+          method: 'POST',
+          url: '/v1/applications/bot/evaluations',
+          headers: { 'content-type': 'application/json' },
+          payload,
+        })
+      const large = (body: object) => {
+        const text = JSON.stringify(body)
+        return text.replace('"pad"', `"${'p'.repeat(1_100_000)}"`)
+      }
+      const ok = await post(
+        large({
+          messages: [
+            { role: 'system', content: 'pad' },
+            { role: 'user', content: 'My card is 4111 1111 1111 1111, ☎ «ok»' },
+          ],
+          policies: [],
+        }),
+      )
+      expect(ok.statusCode, ok.body.slice(0, 300)).toBe(200)
+      const bad = problem(
+        await post(`${large({ messages: [{ role: 'user', content: 'pad' }] })},`),
+        400,
+        'malformed_request',
+      )
+      const small = problem(await post('{"messages": [],'), 400, 'malformed_request')
+      expect(bad.detail).toBe(small.detail)
+      for (const poisoned of [
+        large({ messages: [{ role: 'user', content: 'pad' }] }).replace('{', '{"__proto__":{"admin":true},'),
+        large({ messages: [{ role: 'user', content: 'pad' }] }).replace(
+          '{',
+          '{"constructor":{"prototype":{"a":1}},',
+        ),
+      ])
+        expect(problem(await post(poisoned), 400, 'malformed_request').detail).toBe(small.detail)
+      expect(t.app.bodyBudget.held()).toBe(0)
+    })
+
+    it('answers 400 for a body shorter than its Content-Length, small or large', async () => {
+      for (const declared of [4096, 2 * 1_048_576]) {
+        const res = await t.app.inject({
+          method: 'POST',
+          url: '/v1/applications/bot/evaluations',
+          headers: {
+            authorization: `Bearer ${t.adminKey}`,
+            'content-type': 'application/json',
+            'content-length': String(declared),
+          },
+          payload: Readable.from([Buffer.from('{"messages":[{"role":"user","content":"hi"}]}')]),
+        })
+        expect(problem(res, 400, 'malformed_request').detail).toBe(
+          'The Content-Length header does not match the body',
+        )
+      }
+      expect(t.app.bodyBudget.held()).toBe(0)
+    })
+
     it('refuses a large body at its array past the schema’s limit while the rest of it is still to come', async () => {
       // 2 MiB declared; only the head is ever sent: 10,001 parts, one too many.
       const body = new Readable({ read() {} })
