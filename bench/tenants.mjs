@@ -22,24 +22,47 @@
 //   npm run build && node bench/tenants.mjs
 //   node bench/tenants.mjs --duration 20 --rate 100 --env EVALUATION_POOL_SIZE=1
 //   node bench/tenants.mjs --checkout /tmp/before   # another build (its dist/, bin/ and models/)
-import { execFileSync } from 'node:child_process'
+//
+// `--bodies` measures instead what one tenant's large bodies cost another (bench/README.md, "Two
+// tenants: large bodies"): the victim sends the reference evaluation at `--rate`/s, alone, then
+// while the attacker sends bursts of `--attackers` (40) 20 MiB bodies at once, each burst once
+// the one before was answered: text evaluations in one run, chat completions carrying a 20 MiB
+// image (against bench/upstream-double.mjs) in another, each on a fresh server. Printed: the
+// victim's p50 / p99 alone and beside the attack, the server's resident set above idle (its peak
+// during the attack, and 1.5 s after the last burst was answered), and what the attacker got.
+// Several `--checkout`s run in turn, in one table:
+//
+//   node bench/tenants.mjs --bodies --checkout /tmp/before --checkout .
+import { execFileSync, fork } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:http'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { Agent, createServer, request as httpRequest } from 'node:http'
 import { loadavg, tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import RE2 from 're2'
 import { regexCompileMs } from '../dist/rules/detectors/regex-cost.js'
 import { BIG_BODY, REFERENCE_BODY, REFERENCE_POLICY } from './evaluation-cases.mjs'
-import { benchArgs, children, envPairs, root, sleep, startFlags, startProcess, steady } from './lib.mjs'
+import {
+  benchArgs,
+  children,
+  cpuSeconds,
+  envPairs,
+  root,
+  sleep,
+  startFlags,
+  startProcess,
+  steady,
+} from './lib.mjs'
 
 const { opts, DURATION } = benchArgs(
   { duration: '10' },
   {
-    checkout: { type: 'string', default: root },
+    checkout: { type: 'string', multiple: true, default: [root] },
     env: { type: 'string', multiple: true, default: [] },
     rate: { type: 'string', default: '60' },
     cores: { type: 'string', default: '0-1' },
+    bodies: { type: 'boolean', default: false },
+    attackers: { type: 'string', default: '40' },
   },
 )
 const RATE = Number(opts.rate)
@@ -123,22 +146,29 @@ async function flood(base, key, path, make, connections, until) {
   return statuses
 }
 
-/** /healthz one after another until `until()`: the slowest answer is the event loop's longest hold (at most). */
+/**
+ * /healthz one after another until `until()`: the slowest answer is the event loop's longest hold
+ * (at most). A probe that fails (an overwhelmed server resets connections) counts its time too.
+ */
 async function probe(base, until) {
   const times = []
+  let failed = 0
   while (!until()) {
     const started = performance.now()
-    await fetch(`${base}/healthz`).then((r) => r.arrayBuffer())
+    await fetch(`${base}/healthz`).then(
+      (r) => r.arrayBuffer(),
+      () => failed++,
+    )
     times.push(performance.now() - started)
     await sleep(5)
   }
   times.sort((a, b) => a - b)
   const round = (x) => Math.round(x * 10) / 10
-  return { p99: round(times[Math.floor(times.length * 0.99)] ?? 0), max: round(times.at(-1) ?? 0) }
+  return { p99: round(times[Math.floor(times.length * 0.99)] ?? 0), max: round(times.at(-1) ?? 0), failed }
 }
 
 async function main() {
-  const checkout = opts.checkout
+  const checkout = opts.checkout.at(-1)
   if (!existsSync(join(checkout, 'dist', 'warden.mjs')))
     throw new Error(`run \`npm run build\` in ${checkout} first`)
   const command = `node bench/tenants.mjs ${process.argv.slice(2).join(' ')}`.trim()
@@ -365,6 +395,284 @@ async function main() {
   console.log(`written: bench/results/${stamp}-tenants.md`)
 }
 
-await main().finally(() => {
-  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL')
-})
+/** CPU seconds the whole machine has spent busy so far (every core), from /proc/stat. */
+function machineBusySeconds() {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number)
+  // user nice system idle iowait irq softirq steal: all but idle and iowait.
+  const [user, nice, system, , , irq, softirq, steal] = fields
+  return (user + nice + system + irq + softirq + steal) / 100
+}
+
+/** The resident set of a process in MB, from /proc. */
+const rssMb = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024
+
+const MiB = 1_048_576
+/** The largest body the routes take by default, less room for the JSON around the payload. */
+const BODY_BYTES = 20 * MiB - 256
+
+/** The attacker's body: a text evaluation of 20 MiB of prose against no policy (parsed, evaluated and logged), or a chat completion whose user turn carries a 20 MiB image, as OpenAI's SDKs send one. */
+function attackBody(attack) {
+  const message =
+    attack === 'text'
+      ? {
+          role: 'user',
+          content: 'Where is my order? It was due last week and nothing has arrived yet. '.repeat(
+            Math.floor(BODY_BYTES / 70),
+          ),
+        }
+      : {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is in this picture?' },
+            {
+              type: 'image_url',
+              image_url: { url: `data:image/png;base64,${'A'.repeat(BODY_BYTES - 200)}` },
+            },
+          ],
+        }
+  return Buffer.from(
+    JSON.stringify(attack === 'text' ? { messages: [message], policies: [] } : { messages: [message] }),
+  )
+}
+
+/**
+ * Bursts of `size` requests sent at once, each burst as soon as the one before was answered
+ * whole, until `stop()`, which resolves once the burst under way is answered too. Counts the
+ * statuses and the bursts.
+ */
+function bodyBursts({ port, key, path, body, size }) {
+  const agent = new Agent({ keepAlive: true, maxSockets: size })
+  const statuses = {}
+  let bursts = 0
+  let stopped = false
+  const send = () =>
+    new Promise((resolve) => {
+      const req = httpRequest(
+        {
+          host: '127.0.0.1',
+          port,
+          path,
+          method: 'POST',
+          agent,
+          headers: {
+            authorization: `Bearer ${key}`,
+            'content-type': 'application/json',
+            'content-length': body.length,
+          },
+        },
+        (res) => {
+          res.resume()
+          res.on('end', () => resolve(res.statusCode))
+          res.on('error', () => resolve('failed'))
+        },
+      )
+      // A socket the server closes while a refused body is still being sent fails its writes.
+      req.on('socket', (socket) => {
+        if (!socket.benchGuarded) {
+          socket.benchGuarded = true
+          socket.on('error', () => {})
+        }
+      })
+      req.on('error', () => resolve('failed'))
+      req.end(body)
+    })
+  const running = (async () => {
+    while (!stopped) {
+      for (const status of await Promise.all(Array.from({ length: size }, send)))
+        statuses[status] = (statuses[status] ?? 0) + 1
+      bursts++
+    }
+  })()
+  return {
+    statuses,
+    bursts: () => bursts,
+    async stop() {
+      stopped = true
+      await running
+      agent.destroy()
+    },
+  }
+}
+
+/**
+ * One server of `checkout`, one attack: the victim alone, then beside `attack` (text or image);
+ * the resident set sampled every 20 ms.
+ */
+async function bodiesRun(checkout, attack, upstream) {
+  const dir = mkdtempSync(join(tmpdir(), 'warden-bench-bodies-'))
+  const database = `sqlite:${join(dir, 'bench.db')}`
+  const cli = (...args) =>
+    execFileSync(process.execPath, ['bin/warden.js', ...args], {
+      cwd: checkout,
+      env: { ...process.env, DATABASE_URL: database },
+      encoding: 'utf8',
+    })
+  cli('workspaces', 'create', 'attacker')
+  const attackerKey = cli('keys', 'create', '--workspace', 'attacker', '--scopes', 'admin')
+    .trim()
+    .split('\n')
+    .at(-1)
+  const victimKey = `bench-admin-${randomBytes(16).toString('hex')}`
+  const warden = await startProcess(
+    [...startFlags(checkout), 'bin/warden.js', 'serve'],
+    {
+      DATABASE_URL: database,
+      WARDEN_ADMIN_KEY: victimKey,
+      RATE_LIMIT_PER_MINUTE: '100000000',
+      PROVIDER_BENCH_BASE_URL: `http://127.0.0.1:${upstream.port}/v1`,
+      ...envPairs(opts.env),
+    },
+    { core: opts.cores, cwd: checkout },
+  )
+  const { port } = warden
+  const auth = (key) => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json' })
+  const post = async (key, path, payload) => {
+    const res = await fetch(`http://127.0.0.1:${port}${path}`, {
+      method: 'POST',
+      headers: auth(key),
+      body: typeof payload === 'string' || Buffer.isBuffer(payload) ? payload : JSON.stringify(payload),
+    })
+    return { status: res.status, body: await res.text() }
+  }
+  const setup = [
+    await post(victimKey, '/v1/applications', { id: 'bot', name: 'Bot', description: '' }),
+    await post(victimKey, '/v1/applications/bot/policies', REFERENCE_POLICY),
+    await post(attackerKey, '/v1/applications', {
+      id: 'bot',
+      name: 'Bot',
+      description: '',
+      provider: 'bench',
+      model: 'bench-model',
+    }),
+  ]
+  if (setup.some((r) => r.status !== 201)) throw new Error(`setup: ${setup.map((r) => r.body).join(' ')}`)
+  const path = '/v1/applications/bot/evaluations'
+  const attackPath = attack === 'text' ? path : '/v1/applications/bot/chat/completions'
+  const body = attackBody(attack)
+  // One of each, answered, before anything is measured (schemas compile on first use).
+  for (const [key, where, payload] of [
+    [victimKey, path, REFERENCE_BODY],
+    [attackerKey, attackPath, body],
+  ]) {
+    const r = await post(key, where, payload)
+    if (r.status !== 200) throw new Error(`warm-up: ${r.status} ${r.body.slice(0, 300)}`)
+  }
+  await sleep(1500)
+  const victim = () =>
+    steady({
+      port,
+      request: { method: 'POST', path, headers: auth(victimKey), body: REFERENCE_BODY },
+      rate: RATE,
+      duration: DURATION,
+    })
+  /** The victim's run, and meanwhile /healthz one after another: the event loop's holds. */
+  const timed = async () => {
+    let over = false
+    const holding = probe(`http://127.0.0.1:${port}`, () => over)
+    const run = await victim()
+    over = true
+    return { run, hold: await holding }
+  }
+  const alone = await timed()
+  await sleep(1000)
+  const idle = rssMb(warden.proc.pid)
+  let peak = idle
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, rssMb(warden.proc.pid))
+  }, 20)
+  // The attacker sends from a process of its own: pushing 40 × 20 MiB into sockets would stall
+  // the event loop that times the victim's requests.
+  const attacker = fork(new URL(import.meta.url).pathname, [], {
+    env: {
+      ...process.env,
+      BENCH_ATTACKER: JSON.stringify({
+        port,
+        key: attackerKey,
+        path: attackPath,
+        attack,
+        size: Number(opts.attackers),
+      }),
+    },
+  })
+  children.push(attacker)
+  await new Promise((resolve) => attacker.once('message', resolve))
+  const cpuBefore = [cpuSeconds(warden.proc.pid), cpuSeconds(attacker.pid), machineBusySeconds()]
+  const started = performance.now()
+  const beside = await timed()
+  const cpu = [cpuSeconds(warden.proc.pid), cpuSeconds(attacker.pid), machineBusySeconds()].map(
+    (after, i) => after - (cpuBefore[i] ?? 0),
+  )
+  const seconds = (performance.now() - started) / 1000
+  attacker.send('stop')
+  const flood = await new Promise((resolve) => attacker.once('message', resolve))
+  clearInterval(sampler)
+  await sleep(1500)
+  const after = rssMb(warden.proc.pid)
+  warden.proc.kill('SIGTERM')
+  await new Promise((resolve) => warden.proc.once('exit', resolve))
+  rmSync(dir, { recursive: true, force: true })
+  return { alone, beside, idle, peak, after, attacker: flood.statuses, bursts: flood.bursts, cpu, seconds }
+}
+
+async function bodiesMain() {
+  for (const checkout of opts.checkout)
+    if (!existsSync(join(checkout, 'dist', 'warden.mjs')))
+      throw new Error(`run \`npm run build\` in ${checkout} first`)
+  const command = `node bench/tenants.mjs ${process.argv.slice(2).join(' ')}`.trim()
+  const loadBefore = loadavg()
+  const upstream = await startProcess(['bench/upstream-double.mjs'], {}, { readyPath: '/', core: null })
+  const rows = []
+  for (const attack of ['text', 'image'])
+    for (const checkout of opts.checkout) {
+      const label = resolve(checkout) === resolve(root) ? 'this build' : checkout
+      process.stdout.write(`${label}, ${attack}…\n`)
+      rows.push({ label, attack, ...(await bodiesRun(checkout, attack, upstream)) })
+    }
+  upstream.proc.kill('SIGTERM')
+  const loadAfter = loadavg()
+  const ms = (x) => (Math.round(x * 10) / 10).toLocaleString('en-US')
+  const mb = (x) => Math.round(x).toLocaleString('en-US')
+  const statuses = (s) =>
+    Object.entries(s)
+      .map(([k, v]) => `${v}× ${k}`)
+      .join(', ') || 'none'
+  const kinds = {
+    text: '20 MiB text evaluations',
+    image: '20 MiB image chat completions',
+  }
+  const md = [
+    `# Warden two-tenant benchmark, large bodies ${new Date().toISOString()}`,
+    '',
+    `Command: \`${command}\` (env ${opts.env.join(' ') || 'default'}); Warden on cores ${opts.cores}, ${DURATION} s a run; load average before ${loadBefore.map((l) => l.toFixed(2)).join(' ')}, after ${loadAfter.map((l) => l.toFixed(2)).join(' ')}.`,
+    '',
+    `The victim sends the reference evaluation (4 KB) at ${RATE}/s, alone and then while the attacker sends bursts of ${opts.attackers} bodies at once, each burst once the one before was answered (the last one answered before the run ends). Goals: the victim's p99 within +50 ms, the resident set under 1 GB (1,024 MB) above idle.`,
+    '',
+    '| build | attacker sends | victim alone p50 / p99 ms | beside the attack p50 / p99 ms | p99 growth ms | victim errors | /healthz p99 / max ms, alone → beside | RSS idle MB | peak above idle MB | 1.5 s after the last answer, above idle MB | CPU s during the attack: Warden / attacker / whole machine, in s | what the attacker got |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|',
+    ...rows.map(
+      (r) =>
+        `| ${r.label} | ${kinds[r.attack]} | ${ms(r.alone.run.p50)} / ${ms(r.alone.run.p99)} | ${ms(r.beside.run.p50)} / ${ms(r.beside.run.p99)} | ${r.beside.run.p99 - r.alone.run.p99 >= 0 ? '+' : ''}${ms(r.beside.run.p99 - r.alone.run.p99)} | ${r.alone.run.errors} / ${r.beside.run.errors} | ${ms(r.alone.hold.p99)} / ${ms(r.alone.hold.max)} → ${ms(r.beside.hold.p99)} / ${ms(r.beside.hold.max)} | ${mb(r.idle)} | ${mb(r.peak - r.idle)} | ${mb(r.after - r.idle)} | ${r.cpu.map((c) => c.toFixed(1)).join(' / ')} in ${r.seconds.toFixed(1)} | ${r.bursts} bursts: ${statuses(r.attacker)} |`,
+    ),
+    '',
+  ].join('\n')
+  console.log(`\n${md}`)
+  mkdirSync(join(root, 'bench', 'results'), { recursive: true })
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-')
+  writeFileSync(join(root, 'bench', 'results', `${stamp}-tenants-bodies.md`), `${md}\n`)
+  console.log(`written: bench/results/${stamp}-tenants-bodies.md`)
+}
+
+/** The attacker's process (bodiesRun): bursts until the parent says stop, then their count and statuses. */
+async function attackerChild({ port, key, path, attack, size }) {
+  const flood = bodyBursts({ port, key, path, body: attackBody(attack), size })
+  process.send('started')
+  await new Promise((resolve) => process.once('message', resolve))
+  await flood.stop()
+  process.send({ statuses: flood.statuses, bursts: flood.bursts() }, () => process.exit(0))
+}
+
+if (process.env.BENCH_ATTACKER) await attackerChild(JSON.parse(process.env.BENCH_ATTACKER))
+else
+  await (opts.bodies ? bodiesMain() : main()).finally(() => {
+    for (const child of children) if (child.exitCode === null) child.kill('SIGKILL')
+  })

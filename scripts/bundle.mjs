@@ -48,6 +48,14 @@ await build({
   outfile: 'dist/evaluation-worker.mjs',
 })
 
+// The thread that parses large JSON bodies (src/http/json-body.ts), beside dist/warden.mjs where
+// the bundle looks for it.
+await build({
+  ...options,
+  entryPoints: ['dist/http/json-parse-thread.js'],
+  outfile: 'dist/json-parse-thread.js',
+})
+
 // The SQLite store's threads (src/store/sqlite-writer.ts), beside dist/warden.mjs where the bundle
 // looks for them, under the names they have beside the store's module.
 for (const thread of ['sqlite-writer-thread', 'sqlite-checkpointer-thread'])

@@ -12,10 +12,12 @@ import type { Logger } from 'pino'
 import type { Config } from './config.js'
 import { AppError } from './errors.js'
 import { installAuth } from './http/auth.js'
+import { installBodyBudget } from './http/body-budget.js'
 import { clientErrorHandler, installClientErrors } from './http/client-errors.js'
 import { consoleRoutes } from './http/console.js'
 import { setStandardHeaders } from './http/headers.js'
 import { installIdempotency } from './http/idempotency.js'
+import { installJsonBodies } from './http/json-body.js'
 import { addMethodNotAllowedRoutes, collectRoutes } from './http/method-not-allowed.js'
 import { installMetrics } from './http/metrics.js'
 import { installOpenApi } from './http/openapi.js'
@@ -88,15 +90,6 @@ export interface AppOptions {
   logger?: FastifyBaseLogger
 }
 
-/** The body limit of a route (docs/conventions.md): the multimodal routes' own, or the default. */
-export function routeBodyLimit(method: string | readonly string[], url: string, config: Config): number {
-  const post = method === 'POST' || (Array.isArray(method) && method.includes('POST'))
-  if (post && url === '/v1/applications/:application_id/evaluations') return config.bodyLimits.evaluations
-  if (post && url === '/v1/applications/:application_id/chat/completions')
-    return config.bodyLimits.chatCompletions
-  return config.bodyLimit
-}
-
 /** Builds the whole HTTP application. It never listens: `server.ts` does. */
 export async function buildApp({ config, store, services, logger }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
@@ -130,15 +123,15 @@ export async function buildApp({ config, store, services, logger }: AppOptions):
 
   installValidators(app)
   installHttpTracing(app)
-  // Each route's body limit: its own where the configuration has one, the default elsewhere, so
-  // that a 413 can always name the limit it applied.
-  app.addHook('onRoute', (route) => {
-    if (route.bodyLimit === undefined) route.bodyLimit = routeBodyLimit(route.method, route.url, config)
-  })
+  // Bodies in flight hold their bytes against the workspace's budget and the server's, from
+  // after authentication until their request ends.
+  installBodyBudget(app, config.bodyBudget)
   installProblemHandlers(app)
   installClientErrors(app)
   // Bodies are JSON only: Fastify's built-in text/plain parser would let text reach the handlers.
   app.removeContentTypeParser('text/plain')
+  // Large JSON bodies are parsed in a thread of their own.
+  installJsonBodies(app, config.bodyLimit)
   // PATCH accepts JSON merge patches (RFC 7396) under their own media type too; other methods
   // take plain JSON only.
   const parseJson = app.getDefaultJsonParser('error', 'error')
@@ -219,9 +212,10 @@ export async function buildApp({ config, store, services, logger }: AppOptions):
   await app.register(apiKeysRoutes, { services })
   // The web console's built files; dist/ sits beside this module in src/ and in the build alike.
   await app.register(consoleRoutes, { root: new URL('../dist/console/', import.meta.url) })
-  await app.register(evaluationsRoutes, { services })
+  // Routes with a body limit of their own declare it (docs/conventions.md); the rest take BODY_LIMIT_BYTES.
+  await app.register(evaluationsRoutes, { services, bodyLimit: config.bodyLimits.evaluations })
   await app.register(policyTestsRoutes, { services })
-  await app.register(chatCompletionsRoutes, { services })
+  await app.register(chatCompletionsRoutes, { services, bodyLimit: config.bodyLimits.chatCompletions })
   await app.register(litellmRoutes, { services })
   await app.after()
   addMethodNotAllowedRoutes(app, routes)

@@ -51,6 +51,12 @@ export interface Config {
    * EVALUATIONS_BODY_LIMIT_BYTES and CHAT_COMPLETIONS_BODY_LIMIT_BYTES.
    */
   readonly bodyLimits: { readonly evaluations: number; readonly chatCompletions: number }
+  /**
+   * The request body bytes that may be in flight at once (received or declared, held until the
+   * request ends): per workspace (WORKSPACE_BODY_BUDGET_BYTES) and in all
+   * (BODY_BUDGET_BYTES). A body that does not fit is answered 503 before it is read.
+   */
+  readonly bodyBudget: { readonly workspace: number; readonly total: number }
   /** Longest time a client may take to send a whole request (headers within min(10 s, this)). */
   readonly requestTimeoutMs: number
   /** Seconds a SIGTERM waits for in-flight requests before giving up. */
@@ -163,6 +169,13 @@ export const DEFAULT_BODY_LIMIT = 1_048_576
 export const DEFAULT_MULTIMODAL_BODY_LIMIT = 20 * 1_048_576
 /** The largest body limit that may be set: 256 MiB. */
 const MAX_BODY_LIMIT = 256 * 1_048_576
+
+/** WORKSPACE_BODY_BUDGET_BYTES's default (64 MiB), unless the largest body limit is larger. */
+export const DEFAULT_WORKSPACE_BODY_BUDGET = 64 * 1_048_576
+/** BODY_BUDGET_BYTES's default (256 MiB), unless the workspace budget is larger. */
+export const DEFAULT_BODY_BUDGET = 256 * 1_048_576
+/** The largest body budget that may be set: 64 GiB. */
+const MAX_BODY_BUDGET = 64 * 1024 * 1_048_576
 
 /** The write-ahead log's size past which the SQLite writer truncates it (SQLITE_WAL_TRUNCATE_MB). */
 export const DEFAULT_WAL_TRUNCATE_BYTES = 64 * 1_048_576
@@ -359,6 +372,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError('WARDEN_ADMIN_KEY must be 24 to 256 printable ASCII characters without spaces')
   }
   const host = env.HOST?.trim() || '127.0.0.1'
+  const bodyLimit = integer(env, 'BODY_LIMIT_BYTES', DEFAULT_BODY_LIMIT, 1024, MAX_BODY_LIMIT)
+  const bodyLimits = Object.freeze({
+    evaluations: integer(
+      env,
+      'EVALUATIONS_BODY_LIMIT_BYTES',
+      DEFAULT_MULTIMODAL_BODY_LIMIT,
+      1024,
+      MAX_BODY_LIMIT,
+    ),
+    chatCompletions: integer(
+      env,
+      'CHAT_COMPLETIONS_BODY_LIMIT_BYTES',
+      DEFAULT_MULTIMODAL_BODY_LIMIT,
+      1024,
+      MAX_BODY_LIMIT,
+    ),
+  })
   return Object.freeze({
     port: integer(env, 'PORT', 8080, 0, 65535),
     host,
@@ -368,23 +398,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminKey,
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 6000, 0, 100_000_000),
     redisUrl: redisUrl(env.REDIS_URL),
-    bodyLimit: integer(env, 'BODY_LIMIT_BYTES', DEFAULT_BODY_LIMIT, 1024, MAX_BODY_LIMIT),
-    bodyLimits: Object.freeze({
-      evaluations: integer(
-        env,
-        'EVALUATIONS_BODY_LIMIT_BYTES',
-        DEFAULT_MULTIMODAL_BODY_LIMIT,
-        1024,
-        MAX_BODY_LIMIT,
-      ),
-      chatCompletions: integer(
-        env,
-        'CHAT_COMPLETIONS_BODY_LIMIT_BYTES',
-        DEFAULT_MULTIMODAL_BODY_LIMIT,
-        1024,
-        MAX_BODY_LIMIT,
-      ),
-    }),
+    bodyLimit,
+    bodyLimits,
+    bodyBudget: bodyBudget(env, Math.max(bodyLimit, bodyLimits.evaluations, bodyLimits.chatCompletions)),
     shutdownGraceSeconds: integer(env, 'SHUTDOWN_GRACE_SECONDS', 10, 1, 3600),
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_SECONDS', 30, 1, 3600) * 1000,
     judge: judgeConfig(env),
@@ -401,6 +417,28 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     guards: loadGuards(env),
     tracing: tracing(env),
   })
+}
+
+/**
+ * The body budgets (WORKSPACE_BODY_BUDGET_BYTES, BODY_BUDGET_BYTES). Each must hold the largest
+ * body a route accepts, or that body could never be admitted; unset, each defaults to its
+ * documented value or to what it must hold, whichever is larger.
+ */
+function bodyBudget(env: NodeJS.ProcessEnv, largestBody: number): Config['bodyBudget'] {
+  const budget = (name: string, fallback: number, least: number, leastIs: string) => {
+    const value = integer(env, name, Math.max(fallback, least), 1024, MAX_BODY_BUDGET)
+    if (value < least)
+      throw new ConfigError(`${name} must be at least ${leastIs} (${least} bytes), got ${value}`)
+    return value
+  }
+  const workspace = budget(
+    'WORKSPACE_BODY_BUDGET_BYTES',
+    DEFAULT_WORKSPACE_BODY_BUDGET,
+    largestBody,
+    'the largest body limit',
+  )
+  const total = budget('BODY_BUDGET_BYTES', DEFAULT_BODY_BUDGET, workspace, 'WORKSPACE_BODY_BUDGET_BYTES')
+  return Object.freeze({ workspace, total })
 }
 
 function logContent(raw: string | undefined): EvaluationLogContent {

@@ -18,11 +18,11 @@ const errorDescriptions: Record<number, string> = {
   412: 'If-Match does not match the current ETag (precondition_failed).',
   413: 'The body is larger than the route’s limit: 1 MiB (BODY_LIMIT_BYTES), 20 MiB for evaluations and chat completions (payload_too_large).',
   415: 'The body is not JSON (unsupported_media_type).',
-  422: 'The body, query or path fails validation; `errors` lists every problem (validation_error).',
+  422: 'The body, query or path fails validation; `errors` lists every problem, or for a body of 256 KiB or more refused as it arrived (an array past its limit), that array (validation_error).',
   429: 'The rate limit was hit; see Retry-After (rate_limited).',
   500: 'An unexpected error; the details are in the server log under the request id (internal_error).',
   502: 'The model provider could not be reached, or answered an error or something that is not a completion (upstream_error).',
-  503: 'The store is unavailable; retry after Retry-After seconds (unavailable).',
+  503: 'The store is unavailable, or the request bodies in flight (the workspace’s, or all of them) would pass their budget; retry after Retry-After seconds (unavailable).',
   504: 'The model provider did not answer within PROVIDER_TIMEOUT_MS (upstream_timeout).',
 }
 

@@ -18,6 +18,12 @@ export const PROBLEM_CONTENT_TYPE = 'application/problem+json'
 /** Seconds a client should wait before retrying while the store is down. */
 const UNAVAILABLE_RETRY_AFTER = '2'
 
+/**
+ * Errors raised while a body was still arriving, whose rest is read and dropped (body-budget.ts):
+ * their answer keeps the connection open, as a 413's does.
+ */
+export const refusedWhileArriving = new WeakSet<Error>()
+
 /** The RFC 9457 document for an error, under the request id it is answered with. */
 export function problemDocument(error: AppError, requestId: string): Problem {
   const problem: Problem = {
@@ -53,7 +59,7 @@ export function render(request: FastifyRequest, reply: FastifyReply, error: AppE
     ? { ...document, error: openaiError(document) }
     : document
   if (error.headers) reply.headers(error.headers)
-  if (error.code === 'payload_too_large') {
+  if (error.code === 'payload_too_large' || refusedWhileArriving.has(error)) {
     // Fastify closes the connection here, and a socket closed while the client is still
     // uploading is reset, which can destroy the 413 before the client reads it. Keeping the
     // connection lets Node discard the rest of the body unbuffered (bounded by the request
@@ -109,7 +115,7 @@ export function validationProblem(error: FastifyError, more?: () => FieldError[]
 }
 
 /** A byte count as people read it: whole MiB or KiB when it is one, bytes otherwise. */
-function formatBytes(bytes: number): string {
+export function formatBytes(bytes: number): string {
   if (bytes % 1_048_576 === 0) return `${bytes / 1_048_576} MiB`
   if (bytes % 1024 === 0) return `${bytes / 1024} KiB`
   return `${bytes} bytes`

@@ -18,15 +18,17 @@ import { iterateInContext, withContext } from '../../telemetry/index.js'
 
 const tags = ['chat completions']
 
-export const chatCompletionsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (
-  app,
-  { services },
-) => {
+export const chatCompletionsRoutes: FastifyPluginAsyncTypebox<{
+  services: Services
+  /** The request body's limit (CHAT_COMPLETIONS_BODY_LIMIT_BYTES), high enough for images, audio and files. */
+  bodyLimit: number
+}> = async (app, { services, bodyLimit }) => {
   app.post(
     '/v1/applications/:application_id/chat/completions',
     {
       // Every problem also carries OpenAI's `error` member, which OpenAI's SDKs show.
       config: { scope: 'evaluations:write', openaiErrors: true },
+      bodyLimit,
       // Fields passed on as sent are not checked inside by the schema: their depth is capped here.
       preValidation: limitNesting,
       schema: {

@@ -20,14 +20,16 @@ import { readBodyMessages } from './messages.js'
 
 const tags = ['evaluations']
 
-export const evaluationsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (
-  app,
-  { services },
-) => {
+export const evaluationsRoutes: FastifyPluginAsyncTypebox<{
+  services: Services
+  /** The evaluation body's limit (EVALUATIONS_BODY_LIMIT_BYTES): conversations may carry images, audio and files. */
+  bodyLimit: number
+}> = async (app, { services, bodyLimit }) => {
   app.post(
     '/v1/applications/:application_id/evaluations',
     {
       config: { scope: 'evaluations:write' },
+      bodyLimit,
       attachValidation: true,
       preHandler: refuseInvalidPolicyBodies(memberBodies('draft_policies')),
       schema: {
