@@ -429,6 +429,8 @@ function askGuard(
  * findings to redact).
  */
 interface Run {
+  /** The conversation as sent (masking counts in it). */
+  input: ConversationInput
   conversation: Conversation
   judge: Judge | null
   /** The external scorers rules may ask. */
@@ -561,7 +563,7 @@ function capAnswer(results: PolicyResult[]): void {
 function decide(
   compiled: readonly CompiledPolicy[],
   results: PolicyResult[],
-  run: Pick<Run, 'conversation' | 'redactable' | 'maskable'>,
+  run: Pick<Run, 'input' | 'redactable' | 'maskable'>,
 ): EvaluationOutcome {
   capAnswer(results)
   let verdict: Verdict = 'pass'
@@ -583,8 +585,7 @@ function decide(
     }
   }
   // Masking only lets a conversation go on: a failing one is overridden or blocked anyway.
-  const masking =
-    verdict === 'pass' && run.maskable.length > 0 ? planMasking(run.conversation, run.maskable) : null
+  const masking = verdict === 'pass' && run.maskable.length > 0 ? planMasking(run.input, run.maskable) : null
   return {
     verdict,
     action:
@@ -632,6 +633,7 @@ export function evaluate(
       guards !== null && options.workspace !== undefined ? guards.available(options.workspace) : NO_GUARDS,
   }
   const run: Run = {
+    input: conversation,
     conversation: read,
     judge: options.judge,
     scorers,

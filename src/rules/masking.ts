@@ -15,7 +15,8 @@
  * - `Restorer` puts issued placeholders back into a reply, whole or as it streams.
  */
 import type { ChatMessage } from '../schemas/messages.js'
-import { type Conversation, toolCallText } from './conversation.js'
+import { NAME_PATH } from './arguments.js'
+import { type ConversationInput, messageText, toolCallText } from './conversation.js'
 import type { Finding } from './types.js'
 
 /** A placeholder issued for one value. */
@@ -110,14 +111,17 @@ export function unitOffset(text: string, point: number, fromUnit = 0, fromPoint 
  * Which span of which text becomes which placeholder (see the module's comment). `findings`
  * are those of the enforced mask rules; `read` the conversation as the evaluation read it.
  */
-export function planMasking(read: Conversation, findings: readonly MaskFinding[]): MaskPlan {
+export function planMasking(input: ConversationInput, findings: readonly MaskFinding[]): MaskPlan {
+  // Texts as sent: a tool call's arguments raw (findings count in them), not as rules read them.
   const textOf = (f: Finding): string | null => {
-    if (f.source === 'context') return read.context[f.index]?.text ?? null
-    if (f.tool_call === undefined) return read.messages[f.index]?.text ?? null
-    return (
-      read.toolCalls.find((t) => t.index === f.index && t.tool_call === f.tool_call && t.kind === 'arguments')
-        ?.text ?? null
-    )
+    if (f.source === 'context') return input.context?.[f.index] ?? null
+    const message = input.messages[f.index]
+    if (!message) return null
+    if (f.tool_call === undefined) return messageText(message.content)
+    // A function's name stays as it is: a finding there is not masked (its offsets count in the name).
+    if (f.path === NAME_PATH) return null
+    const call = message.tool_calls?.[f.tool_call]
+    return call ? toolCallText(call) : null
   }
   // Findings grouped by text, the texts in conversation order.
   const byText = new Map<
@@ -137,11 +141,11 @@ export function planMasking(read: Conversation, findings: readonly MaskFinding[]
     }
     group.found.push(item)
   }
-  const allTexts = [
-    ...read.messages.map((t) => t.text),
-    ...read.toolCalls.map((t) => t.text),
-    ...read.context.map((t) => t.text),
-  ]
+  const allTexts: string[] = [...(input.context ?? [])]
+  for (const m of input.messages) {
+    allTexts.push(messageText(m.content))
+    for (const call of m.tool_calls ?? []) allTexts.push(toolCallText(call) ?? '')
+  }
   const taken = literalNumbers(allTexts)
   const next = new Map<string, number>()
   const issued = new Map<string, number>()
