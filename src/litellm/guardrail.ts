@@ -92,6 +92,7 @@ export function guardrailConversation(request: GuardrailRequest): ChatMessage[] 
  */
 export function guardrailAnswer(request: GuardrailRequest, evaluation: Evaluation): GuardrailResponse {
   if (evaluation.action === 'allow') return { action: 'NONE' }
+  if (evaluation.action === 'mask') return maskedAnswer(request, evaluation)
   const override = evaluation.action === 'override' ? evaluation.override_response : null
   const hasToolCalls = (request.tool_calls?.length ?? 0) > 0
   if (override !== null && request.input_type === 'response' && !hasToolCalls) {
@@ -102,4 +103,37 @@ export function guardrailAnswer(request: GuardrailRequest, evaluation: Evaluatio
   const rules = failedRules(evaluation).map(describeFailedRule)
   const which = rules.length > 0 ? `: ${rules.join('; ')}` : ''
   return { action: 'BLOCKED', blocked_reason: `Blocked by Warden${which}; evaluation ${evaluation.id}` }
+}
+
+/**
+ * Masking through LiteLLM (docs/litellm.md): GUARDRAIL_INTERVENED with each text LiteLLM sent
+ * masked, one for one, which LiteLLM sends on in their place. Each masked value is replaced
+ * wherever it stands in the texts (the texts are LiteLLM's extract of the messages Warden read):
+ * in a request by its placeholder (`[EMAIL_1]`); in a response by `[KIND]`, since nothing can put
+ * it back. What cannot be masked in a text blocks instead, never passing unmasked: a request with
+ * no texts, or a reply whose tool calls hold a masked value (LiteLLM takes no modified tool calls).
+ */
+function maskedAnswer(request: GuardrailRequest, evaluation: Evaluation): GuardrailResponse {
+  const placeholders = [...(evaluation.masked?.placeholders ?? [])].sort(
+    (a, b) => b.text.length - a.text.length,
+  )
+  const texts = request.texts ?? []
+  const replace = (text: string) => {
+    let out = text
+    for (const p of placeholders)
+      out = out
+        .split(p.text)
+        .join(request.input_type === 'response' ? `[${p.kind.toUpperCase()}]` : p.placeholder)
+    return out
+  }
+  const calls = JSON.stringify(request.tool_calls ?? [])
+  const inCalls = placeholders.some(
+    (p) => calls.includes(p.text) || calls.includes(JSON.stringify(p.text).slice(1, -1)),
+  )
+  if (texts.length === 0 || inCalls)
+    return {
+      action: 'BLOCKED',
+      blocked_reason: `Blocked by Warden: values to mask where LiteLLM cannot take them masked (${texts.length === 0 ? 'no texts' : 'tool-call arguments'}); evaluation ${evaluation.id}`,
+    }
+  return { action: 'GUARDRAIL_INTERVENED', texts: texts.map(replace) }
 }

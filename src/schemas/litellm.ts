@@ -83,7 +83,7 @@ export const GuardrailResponseSchema = Type.Object(
   {
     action: enumOf(GUARDRAIL_ACTIONS, {
       description:
-        'NONE: the call goes on unchanged (Warden’s allow); BLOCKED: LiteLLM refuses the call with blocked_reason (Warden’s block, and an override of a request); GUARDRAIL_INTERVENED: the reply’s texts are replaced by `texts` (Warden’s override of a response).',
+        'NONE: the call goes on unchanged (Warden’s allow); BLOCKED: LiteLLM refuses the call with blocked_reason (Warden’s block, and an override of a request); GUARDRAIL_INTERVENED: the texts are replaced by `texts` (Warden’s override of a response; Warden’s mask, of a request or a response).',
       examples: ['BLOCKED'],
     }),
     blocked_reason: Type.Optional(
@@ -98,7 +98,7 @@ export const GuardrailResponseSchema = Type.Object(
     texts: Type.Optional(
       Type.Array(Type.String(), {
         description:
-          'With GUARDRAIL_INTERVENED: one text for each text received, the first the override_response, the others empty.',
+          'With GUARDRAIL_INTERVENED: one text for each text received. An override: the first the override_response, the others empty. A mask: each text received with every masked value replaced, by its placeholder ([EMAIL_1]) in a request, by [KIND] in a response.',
         examples: [['Sorry, I cannot share that.']],
       }),
     ),

@@ -56,6 +56,11 @@ describe('LiteLLM’s Generic Guardrail API', () => {
       { id: 'no-badword', rules: [{ type: 'keywords', flagged: ['badword'] }], target: ['input'] },
       { id: 'no-card', rules: [{ type: 'pii', flagged: ['credit_card'] }], target: ['output'] },
       {
+        id: 'mask-mail',
+        rules: [{ type: 'pii', flagged: ['email'], action: 'mask' }],
+        target: ['input', 'output'],
+      },
+      {
         id: 'polite',
         rules: [{ type: 'keywords', flagged: ['stupid'] }],
         target: ['output'],
@@ -71,6 +76,29 @@ describe('LiteLLM’s Generic Guardrail API', () => {
     }
   })
   afterAll(async () => t.close())
+
+  it('answers a mask with the texts masked, one for one: placeholders in a request, [KIND] in a response', async () => {
+    const request = await guard(
+      documented(['Hi, I am jane@example.com.', 'Also bob@example.org, and jane@example.com.']),
+    )
+    expect(request.statusCode, request.body).toBe(200)
+    expect(request.json()).toEqual({
+      action: 'GUARDRAIL_INTERVENED',
+      // The policy reads the input, the last text: numbered there; a value masked wherever it stands.
+      texts: ['Hi, I am [EMAIL_2].', 'Also [EMAIL_1], and [EMAIL_2].'],
+    })
+    const response = await guard(documented(['Write to jane@example.com.'], 'response'))
+    expect(response.json()).toEqual({ action: 'GUARDRAIL_INTERVENED', texts: ['Write to [EMAIL].'] })
+    // A masked value in a reply's tool calls cannot be masked through LiteLLM: blocked, never passed.
+    const calls = await guard({
+      ...documented(['Sending.'], 'response'),
+      tool_calls: [
+        { id: 'c', type: 'function', function: { name: 'send', arguments: '{"to": "jane@example.com"}' } },
+      ],
+    })
+    expect(calls.json()).toMatchObject({ action: 'BLOCKED' })
+    expect(calls.body).not.toContain('jane@')
+  })
 
   it('answers NONE for the documentation’s request when the policies pass', async () => {
     const res = await guard(documented(['extracted text from the request']))
