@@ -163,6 +163,8 @@ export interface EvaluationPoolOptions {
   judge: Judge | null
   /** The guard detectors configured, or null. */
   guards?: GuardScorer | null
+  /** The workers load the offline models' second stage (src/models/second-stage.ts) and use it. */
+  second?: boolean
 }
 
 /**
@@ -324,7 +326,7 @@ export class EvaluationPool {
   }
 
   private spawn(): Slot {
-    const worker = new Worker(this.options.entry)
+    const worker = new Worker(this.options.entry, { workerData: { second: this.options.second === true } })
     // An idle pool never keeps the process alive.
     worker.unref()
     const slot: Slot = { worker, ready: false, running: null, held: new Set(), stopping: null }
@@ -389,6 +391,9 @@ export class EvaluationPool {
           'error' in answer
             ? { call, answer: null, failure: answer.error }
             : { call, answer: null, verdict: answer.verdict, failure: null }
+      } else if (asked.scorer === 'second') {
+        // The second stage answers in the worker that evaluates; it is never forwarded here.
+        reply = { call, answer: null, failure: 'second stage asked of the main thread' }
       } else {
         if (judge === null) throw new JudgeError('no judge configured')
         const answer = await judge.score(asked.question, { workspace: job.workspace, signal: job.signal() })

@@ -174,6 +174,20 @@ export interface EvaluateOptions {
   traceRule?: RuleTracer
   /** The clock of `observeRule`'s durations, in milliseconds (default `performance.now`). */
   clock?: () => number
+  /**
+   * The offline models' second stage in this thread (src/models/second-stage.ts); null or absent:
+   * none, and the linear models decide every text.
+   */
+  second?: SecondStage | null
+}
+
+/**
+ * A second stage of the offline models: the tasks it reads, each with the band of linear scores
+ * it decides inside, and its probability for a text.
+ */
+export interface SecondStage {
+  bands: ReadonlyMap<string, Band>
+  score(task: string, text: string): Promise<number>
 }
 
 export type RuleObserver = (type: RuleType, method: RuleMethod, seconds: number) => void
@@ -365,6 +379,24 @@ function askJudge(
         ? answer
         : { error: 'judge answered something that is not a score' },
     (error: unknown) => judgeFailure(error, signal),
+  )
+}
+
+/** The second stage's score of a text the linear model was unsure of, or of a document. */
+function askSecond(
+  second: SecondStage | null,
+  question: Extract<ExternalQuestion, { scorer: 'second' }>,
+): Promise<Answer> {
+  if (second === null) return Promise.resolve({ error: 'no second stage' })
+  const name = question.task === 'prompt_injection' ? 'injection' : question.task
+  const label = question.document ? `${name} (read as a document)` : name
+  return second.score(question.task, question.text).then(
+    (p) => {
+      const score = Math.round(p * 1000) / 1000
+      const linear = Math.round(question.linear * 1000) / 1000
+      return { score, reason: `${label} ${score} (second stage; linear model ${linear})` }
+    },
+    () => ({ error: 'second stage failed' }),
   )
 }
 
@@ -632,6 +664,8 @@ export function evaluate(
     guards:
       guards !== null && options.workspace !== undefined ? guards.available(options.workspace) : NO_GUARDS,
   }
+  const second = options.second ?? null
+  if (second !== null) scorers.second = second.bands
   const run: Run = {
     input: conversation,
     conversation: read,
@@ -655,7 +689,9 @@ export function evaluate(
         ? judge === null
           ? Promise.resolve({ error: NO_JUDGE })
           : askJudge(judge, q.question, workspace, signal)
-        : askGuard(guards, q, workspace, signal),
+        : q.scorer === 'second'
+          ? askSecond(second, q)
+          : askGuard(guards, q, workspace, signal),
     ),
   ).then((answers) => {
     for (const item of awaiting) settle(item, answers)

@@ -1,4 +1,4 @@
-import { injectionScorer } from '../detectors/classifier/scorers.js'
+import { injectionScorer, isDocument } from '../detectors/classifier/scorers.js'
 import { noRequirements, type RuleTypeModule, warmUpRule } from './rule-type.js'
 import { guardMessages, guardName, judgeScores, scoredText } from './scored-text.js'
 
@@ -21,6 +21,7 @@ export const promptInjectionRule: RuleTypeModule = {
       detector: rule.detector,
       cascade: rule.cascade ?? null,
       model: injectionScorer(classifiers.prompt_injection),
+      second: { task: 'prompt_injection', always: isDocument },
       question: (text) => ({ type: 'prompt_injection', text: text.text }),
       guardRequest: (text, conversation) => ({
         ruleType: 'prompt_injection',

@@ -125,6 +125,12 @@ export interface Scorers {
    * configured, or not granted to the workspace.
    */
   guards: ReadonlyMap<string, { cascade: Band | null }>
+  /**
+   * The tasks whose offline model has a second stage here (src/models/second-stage.ts), each with
+   * the band of the linear model's scores inside which the second stage decides; absent: none
+   * (the linear model decides every text).
+   */
+  second?: ReadonlyMap<string, Band>
 }
 
 /**
@@ -186,6 +192,16 @@ export type ExternalQuestion =
       request: GuardRequest
       /** Asked because a cascade's offline model was unsure (counted as an escalation). */
       escalated: boolean
+    }
+  | {
+      /** The offline model's second stage, in the thread that evaluates (never forwarded). */
+      scorer: 'second'
+      task: string
+      text: string
+      /** What the linear model said of the text (the reason keeps it). */
+      linear: number
+      /** Read as a document (a `context` document or a tool's result). */
+      document: boolean
     }
 
 /**
