@@ -291,7 +291,7 @@ interface Awaiting {
 }
 
 /** An external scorer's answer, or why there is none (its message is the rule's reason). */
-type Answer = (JudgeScore & { guard?: GuardResult }) | { error: string }
+type Answer = (JudgeScore & { guard?: GuardResult; findings?: Finding[] }) | { error: string }
 
 /** No guard detector: what an evaluation without any reads. */
 const NO_GUARDS: ReadonlyMap<string, { cascade: Band | null }> = new Map()
@@ -337,6 +337,7 @@ function settle(item: Awaiting, answers: Answer[]): void {
     }
     // Several texts (toxicity, prompt_injection) report the worst, which is the highest score.
     if (worst === null || answer.score > worst.score) worst = answer
+    if (answer.findings) for (const finding of answer.findings) item.result.findings.push(finding)
     if (answer.guard && (guard === undefined || answer.guard.score > guard.score)) guard = answer.guard
   }
   if (worst === null) return
@@ -394,7 +395,9 @@ function askSecond(
     (p) => {
       const score = Math.round(p * 1000) / 1000
       const linear = Math.round(question.linear * 1000) / 1000
-      return { score, reason: `${label} ${score} (second stage; linear model ${linear})` }
+      const reason = `${label} ${score} (second stage; linear model ${linear})`
+      if (score <= question.threshold) return { score, reason }
+      return { score, reason: `${reason}${question.weighed}`, findings: question.findings }
     },
     () => ({ error: 'second stage failed' }),
   )

@@ -200,6 +200,11 @@ export type ExternalQuestion =
       text: string
       /** What the linear model said of the text (the reason keeps it). */
       linear: number
+      /** The rule's threshold: over it, the answer names the linear model's findings. */
+      threshold: number
+      /** The phrases that weighed most for the linear model (its findings, and its reason after the score). */
+      findings: Finding[]
+      weighed: string
       /** Read as a document (a `context` document or a tool's result). */
       document: boolean
     }

@@ -139,9 +139,21 @@ function secondAnswer(
   for (const text of texts) {
     const scored = model(text, threshold)
     const document = second.always(text)
-    if (document || (scored.score >= band.low && scored.score <= band.high))
-      ask.push({ scorer: 'second', task: second.task, text: text.text, linear: scored.score, document })
-    else sure.push(scored)
+    if (document || (scored.score >= band.low && scored.score <= band.high)) {
+      // The phrases that weighed most for the linear model explain a text the second stage flags.
+      const explained = scored.score > threshold ? scored : model(text, -1)
+      const semicolon = explained.reason?.indexOf(';') ?? -1
+      ask.push({
+        scorer: 'second',
+        task: second.task,
+        text: text.text,
+        linear: scored.score,
+        threshold,
+        findings: explained.findings,
+        weighed: semicolon >= 0 ? (explained.reason as string).slice(semicolon) : '',
+        document,
+      })
+    } else sure.push(scored)
   }
   if (ask.length === 0) return verdictOf(sure, threshold)
   if (sure.length === 0) return { ask, method: 'model' }
