@@ -30,9 +30,12 @@ export const promptInjectionRule: RuleTypeModule = {
     })
   },
   cost: {
-    // 80 ns a character; U+FDFA, which folds to 18 characters, 1,250 ns a UTF-8 byte beyond the first.
-    nsPerCharacter: 100,
-    nsPerWideByte: 1_250,
+    // The linear model: 80 ns a character; U+FDFA, which folds to 18 characters, 1,250 ns a UTF-8
+    // byte beyond the first. Its second stage (models/prompt_injection.onnx), at worst on every
+    // text (documents always, messages the linear model is unsure of): 1,400 ns a UTF-8 byte
+    // (bench/classifiers.mjs, worst text 1,387 µs per KB alone).
+    nsPerCharacter: 100 + 1_400,
+    nsPerWideByte: 1_250 + 1_400,
     // A guard without a cascade decides alone; with one, the model scores every text first.
     external: (rule, judge) =>
       judgeScores(rule.detector, judge) || (guardName(rule.detector) !== null && !rule.cascade),
