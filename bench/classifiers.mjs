@@ -118,7 +118,7 @@ if (network !== null) {
   let asked = 0
   const cascade = async (t, document) => {
     const s = document ? linear.scoreDocument(t).probabilities[0] : linear.score(t).probabilities[0]
-    if (document || (s >= SECOND_STAGE_BAND.low && s <= SECOND_STAGE_BAND.high)) {
+    if ((document || s >= SECOND_STAGE_BAND.low) && s <= SECOND_STAGE_BAND.high) {
       asked++
       await network.score(t)
     }

@@ -79,7 +79,7 @@ async function injectionScore(score, target, document, threshold) {
   if (stage === 'second') return network.score(target.text)
   const { score: linear } = score(target, threshold)
   if (stage === 'linear') return linear
-  if (!document && (linear < SECOND_STAGE_BAND.low || linear > SECOND_STAGE_BAND.high)) return linear
+  if (linear > SECOND_STAGE_BAND.high || (!document && linear < SECOND_STAGE_BAND.low)) return linear
   return Math.round((await network.score(target.text)) * 1000) / 1000
 }
 

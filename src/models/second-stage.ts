@@ -9,9 +9,9 @@ import { modelsDirectory, type ShippedTask } from './shipped.js'
  * The neural second stage of the offline classifiers (models/<task>.onnx, its card
  * models/<task>.onnx.json): a byte-level convolutional network read with onnxruntime-node on
  * the CPU, asked only where the linear model is unsure (its score inside `band`) and for every
- * `context` document and tool result (docs/detectors.md, "The second stage"). The ONNX file's
- * SHA-256 is checked against its card when it is loaded; a mismatch stops start-up as a damaged
- * `.wdm` does.
+ * `context` document and tool result the linear model is not sure is an attack
+ * (docs/detectors.md, "The second stage"). The ONNX file's SHA-256 is checked against its card
+ * when it is loaded; a mismatch stops start-up as a damaged `.wdm` does.
  *
  * One session per thread that evaluates (the main thread and each worker of the evaluation
  * pool), loaded once. onnxruntime-node runs a session on the calling thread, one operator

@@ -124,8 +124,10 @@ function modelVerdict(model: ModelScorer, texts: readonly TargetText[], threshol
 
 /**
  * The offline model's cascade: the linear model scores every text and decides those outside
- * `band`; the second stage decides the others and every text `always` names. Its scores count
- * with the sure texts' (`known`), the worst deciding.
+ * `band`; the second stage decides the others, and every text `always` names that the linear
+ * model is not sure is an attack (a document it scores under the band is read by the second
+ * stage too, which may flag what the linear model cleared). Its scores count with the sure
+ * texts' (`known`), the worst deciding.
  */
 function secondAnswer(
   model: ModelScorer,
@@ -139,7 +141,7 @@ function secondAnswer(
   for (const text of texts) {
     const scored = model(text, threshold)
     const document = second.always(text)
-    if (document || (scored.score >= band.low && scored.score <= band.high)) {
+    if ((document || scored.score >= band.low) && scored.score <= band.high) {
       // The phrases that weighed most for the linear model explain a text the second stage flags.
       const explained = scored.score > threshold ? scored : model(text, -1)
       const semicolon = explained.reason?.indexOf(';') ?? -1
