@@ -157,7 +157,7 @@ const FindingSchema = Type.Object(
   {
     kind: Type.String({
       description:
-        'What was found: a PII kind (email, phone, credit_card, iban, ssn, ip_address, api_key), keyword, regex, length, toxicity or prompt_injection.',
+        'What was found: a PII kind (email, phone, credit_card, iban, ssn, ip_address, api_key), keyword, regex, length, toxicity, prompt_injection, or tool (a call to a tool a tools rule does not list; its text is the name called, its path #name).',
       examples: ['credit_card'],
     }),
     source: enumOf(['messages', 'context'] as const, {
