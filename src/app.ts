@@ -215,7 +215,11 @@ export async function buildApp({ config, store, services, logger }: AppOptions):
   // Routes with a body limit of their own declare it (docs/conventions.md); the rest take BODY_LIMIT_BYTES.
   await app.register(evaluationsRoutes, { services, bodyLimit: config.bodyLimits.evaluations })
   await app.register(policyTestsRoutes, { services })
-  await app.register(chatCompletionsRoutes, { services, bodyLimit: config.bodyLimits.chatCompletions })
+  await app.register(chatCompletionsRoutes, {
+    services,
+    bodyLimit: config.bodyLimits.chatCompletions,
+    providers: config.providers,
+  })
   await app.register(litellmRoutes, { services })
   await app.after()
   addMethodNotAllowedRoutes(app, routes)

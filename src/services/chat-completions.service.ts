@@ -23,11 +23,11 @@ import {
   streamReplies,
   upstreamBody,
 } from '../proxy/completions.js'
+import { extraFieldsFor } from '../proxy/extra-fields.js'
 import { StreamRelay } from '../proxy/stream-relay.js'
 import { callUpstream, streamUpstream } from '../proxy/upstream.js'
-import { maskedCounts, restorable } from '../rules/masking.js'
-import type { ChatMessage } from '../schemas/messages.js'
 import type { CompiledPolicy } from '../rules/evaluate.js'
+import { maskedCounts, restorable } from '../rules/masking.js'
 import {
   guardsReply,
   type StreamDetector,
@@ -38,6 +38,7 @@ import {
 import type { Application } from '../schemas/applications.js'
 import type { ChatCompletionRequest, WardenOutcome } from '../schemas/chat-completions.js'
 import type { Evaluation } from '../schemas/evaluations.js'
+import type { ChatMessage } from '../schemas/messages.js'
 import {
   type ModelCall,
   modelCallSpan,
@@ -154,7 +155,7 @@ export class ChatCompletionsService {
           detail: `is required: application "${application.id}" has no model to default to`,
         },
       ])
-    const body = upstreamBody(request, application, model)
+    const body = { ...upstreamBody(request, application, model), ...extraFieldsFor(request, upstream) }
     const stream = request.stream === true
     const includeUsage = stream && request.stream_options?.include_usage === true
     let conversation = evaluatedMessages(body.messages as ChatCompletionRequest['messages'])
