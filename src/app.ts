@@ -35,6 +35,7 @@ import { evaluationsRoutes } from './routes/v1/evaluations.js'
 import { litellmRoutes } from './routes/v1/litellm.js'
 import { policiesRoutes } from './routes/v1/policies.js'
 import { policyTestsRoutes } from './routes/v1/policy-tests.js'
+import { responsesRoutes } from './routes/v1/responses.js'
 import { ApiKeyCreatedSchema, ApiKeySchema } from './schemas/api-keys.js'
 import { ApplicationSchema } from './schemas/applications.js'
 import { ChatCompletionProblemSchema } from './schemas/chat-completions.js'
@@ -216,6 +217,11 @@ export async function buildApp({ config, store, services, logger }: AppOptions):
   await app.register(evaluationsRoutes, { services, bodyLimit: config.bodyLimits.evaluations })
   await app.register(policyTestsRoutes, { services })
   await app.register(chatCompletionsRoutes, {
+    services,
+    bodyLimit: config.bodyLimits.chatCompletions,
+    providers: config.providers,
+  })
+  await app.register(responsesRoutes, {
     services,
     bodyLimit: config.bodyLimits.chatCompletions,
     providers: config.providers,

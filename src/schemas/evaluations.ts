@@ -88,7 +88,13 @@ export const MAX_DRAFT_POLICIES = 20
 export const REQUEST_SOURCES = ['api', 'playground'] as const
 
 /** What asked for a logged evaluation: an evaluation call's source, or a guarded chat completion's check. */
-export const EVALUATION_SOURCES = [...REQUEST_SOURCES, 'chat_input', 'chat_output'] as const
+export const EVALUATION_SOURCES = [
+  ...REQUEST_SOURCES,
+  'chat_input',
+  'chat_output',
+  'responses_input',
+  'responses_output',
+] as const
 export type EvaluationSource = (typeof EVALUATION_SOURCES)[number]
 
 export const EvaluationRequestSchema = Type.Object(
