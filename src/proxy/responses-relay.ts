@@ -68,7 +68,8 @@ export class ResponsesStreamRelay<D extends Decided = Decided> {
   private holdFrom: number | null = null
   /** What was sent of each message item's parts, by output index and content index. */
   private readonly sentParts = new Map<number, Map<number, string>>()
-  private outputCount = 0
+  /** How many output items the client was told of: the override's place when the stream stops. */
+  private itemsSent = 0
   private whole: Promise<D | null> | null = null
   private logged = false
   private waiting: Promise<IteratorResult<StreamChunk>> | null = null
@@ -81,6 +82,7 @@ export class ResponsesStreamRelay<D extends Decided = Decided> {
   }
 
   private emit(event: Json): string {
+    if (event.type === 'response.output_item.added') this.itemsSent++
     const numbered = { ...event, sequence_number: this.sequence++ }
     return `event: ${String(event.type)}\ndata: ${JSON.stringify(numbered)}\n\n`
   }
@@ -154,7 +156,6 @@ export class ResponsesStreamRelay<D extends Decided = Decided> {
     }
     const index = typeof event.output_index === 'number' ? event.output_index : null
     if (type === 'response.output_item.added' && index !== null) {
-      this.outputCount = Math.max(this.outputCount, index + 1)
       const item = isObject(event.item) ? event.item : {}
       if (item.type === 'function_call' || item.type === 'custom_tool_call') {
         this.calls.set(index, {
@@ -347,8 +348,7 @@ export class ResponsesStreamRelay<D extends Decided = Decided> {
       if (failed !== null && output !== null) why = { ...output, policies: failed.policies }
     }
     const item = overrideItem(override ?? '')
-    const index = this.outputCount
-    for (const event of itemEvents(item, index)) yield this.emit(event)
+    for (const event of itemEvents(item, this.itemsSent)) yield this.emit(event)
     yield this.emit({
       type: 'response.incomplete',
       response: {
