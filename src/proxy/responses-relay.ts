@@ -32,6 +32,8 @@ export interface ResponsesRelayRun<D extends Decided = Decided> {
     index: number
     planOf(decided: D): MaskPlan | null
   }
+  /** The relay is done with the upstream: it ended, failed or was stopped (the upstream call's span ends). */
+  upstreamEnded?(): void
   /** Warden's outcome for the terminal event's response. */
   outcome(output: Evaluation | null, action: Action, counts: Record<string, number>): Json
 }
@@ -115,6 +117,7 @@ export class ResponsesStreamRelay<D extends Decided = Decided> {
     } finally {
       this.run.halt.abort()
       await this.events_.return(undefined)
+      this.run.upstreamEnded?.()
     }
   }
 

@@ -198,6 +198,12 @@ export class ResponsesService {
     if (stream && options.buffered !== true && !guardedInPool(policies)) {
       const streamed = streamPlan(policies.policies.map((p) => p.compiled as CompiledPolicy))
       if (streamed.mode === 'incremental') {
+        // The upstream call's span (tracing on) lasts until the relay ends.
+        let endCall: () => void = () => undefined
+        const callEnded = new Promise<void>((resolve) => {
+          endCall = resolve
+        })
+        void modelCallSpan(modelCall(application, model, body), () => callEnded)
         const halt = new AbortController()
         const events = streamUpstream({
           upstream,
@@ -210,6 +216,7 @@ export class ResponsesService {
         try {
           first = await events.next()
         } catch (error) {
+          endCall()
           await evaluations.log([inputDecided])
           throw error
         }
@@ -229,6 +236,7 @@ export class ResponsesService {
             log: (decided) => evaluations.log(decided),
             masking: { ...masking, index: conversation.length, planOf: (d) => d.record.outcome.masking },
             outcome: (output, action, counts) => outcomeOf(output, action, counts) as Json,
+            upstreamEnded: endCall,
           },
           events,
         )
