@@ -226,7 +226,7 @@ export interface EvaluationOutcomeAttributes {
 
 /**
  * A span over one evaluation (`warden.evaluation`): the application, what asked (`source`:
- * api, playground, chat_input, chat_output). End it with `recordEvaluation`.
+ * api, playground, chat_input, chat_output, responses_input, responses_output). End it with `recordEvaluation`.
  */
 export function evaluationSpan<T>(
   applicationId: string,
