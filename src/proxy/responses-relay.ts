@@ -32,6 +32,8 @@ export interface ResponsesRelayRun<D extends Decided = Decided> {
     index: number
     planOf(decided: D): MaskPlan | null
   }
+  /** Told of the upstream's final response (its usage, for the upstream call's span). */
+  upstreamFinal?(response: Json): void
   /** The relay is done with the upstream: it ended, failed or was stopped (the upstream call's span ends). */
   upstreamEnded?(): void
   /** Warden's outcome for the terminal event's response. */
@@ -154,6 +156,7 @@ export class ResponsesStreamRelay<D extends Decided = Decided> {
     const { sequence_number: _, ...rest } = event
     if (type === 'response.created' && isObject(event.response)) this.envelope = event.response
     if (TERMINAL_EVENTS.has(type)) {
+      if (isObject(event.response)) this.run.upstreamFinal?.(event.response)
       yield* this.finish(isObject(event.response) ? event.response : null, type)
       return true
     }

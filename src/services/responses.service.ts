@@ -30,7 +30,7 @@ import type { Application } from '../schemas/applications.js'
 import type { WardenOutcome } from '../schemas/chat-completions.js'
 import type { Evaluation } from '../schemas/evaluations.js'
 import type { ResponsesRequest } from '../schemas/responses.js'
-import { type ModelCall, modelCallSpan, recordUsage } from '../telemetry/index.js'
+import { type ModelCall, modelCallSpan, recordUsage, type Span } from '../telemetry/index.js'
 import type { ApplicationsService } from './applications.service.js'
 import type { EvaluationCaller, EvaluationsService } from './evaluations.service.js'
 import { guardedInPool } from './evaluations.service.js'
@@ -200,10 +200,14 @@ export class ResponsesService {
       if (streamed.mode === 'incremental') {
         // The upstream call's span (tracing on) lasts until the relay ends.
         let endCall: () => void = () => undefined
+        let callSpan: Span | undefined
         const callEnded = new Promise<void>((resolve) => {
           endCall = resolve
         })
-        void modelCallSpan(modelCall(application, model, body), () => callEnded)
+        void modelCallSpan(modelCall(application, model, body), (span) => {
+          callSpan = span
+          return callEnded
+        })
         const halt = new AbortController()
         const events = streamUpstream({
           upstream,
@@ -237,6 +241,7 @@ export class ResponsesService {
             masking: { ...masking, index: conversation.length, planOf: (d) => d.record.outcome.masking },
             outcome: (output, action, counts) => outcomeOf(output, action, counts) as Json,
             upstreamEnded: endCall,
+            upstreamFinal: (final) => recordUsage(callSpan, final.usage as Json | undefined, final.model),
           },
           events,
         )

@@ -289,6 +289,14 @@ describe.each(STORE_KINDS)('guarded responses (%s)', (kind) => {
     })
   })
 
+  it('counts the route in the metrics by its pattern, and its evaluations', async () => {
+    const page = (await t.services.metrics?.registry.metrics()) ?? ''
+    expect(page).toMatch(
+      /warden_http_request_duration_seconds_count\{route="\/v1\/applications\/:application_id\/responses",method="POST",status="200"\} [1-9]/,
+    )
+    expect(page).toMatch(/warden_evaluations_total\{[^}]*application_id="agent"/)
+  })
+
   it('answers the application’s model list', async () => {
     const res = await t.request({ method: 'GET', url: '/v1/applications/agent/models' })
     expect(res.statusCode).toBe(200)
