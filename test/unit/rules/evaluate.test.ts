@@ -99,7 +99,14 @@ describe('evaluation: the answer', () => {
       answered,
       noJudge,
     )
-    expect(Object.keys(outcome)).toEqual(['verdict', 'action', 'override_response', 'policies', 'redactable'])
+    expect(Object.keys(outcome)).toEqual([
+      'verdict',
+      'action',
+      'override_response',
+      'policies',
+      'masking',
+      'redactable',
+    ])
     expect(outcome).toMatchObject({ verdict: 'fail', action: 'override', override_response: 'Sorry.' })
     const [p] = outcome.policies
     expect(Object.keys(p ?? {})).toEqual(['id', 'revision', 'mode', 'on_error', 'draft', 'verdict', 'rules'])
@@ -146,6 +153,7 @@ describe('evaluation: the answer', () => {
       action: 'allow',
       override_response: null,
       policies: [],
+      masking: null,
       redactable: [],
     })
   })
