@@ -25,9 +25,8 @@ import {
 } from '../proxy/completions.js'
 import { StreamRelay } from '../proxy/stream-relay.js'
 import { callUpstream, streamUpstream } from '../proxy/upstream.js'
-import { maskedCounts, restorable } from '../rules/masking.js'
-import type { ChatMessage } from '../schemas/messages.js'
 import type { CompiledPolicy } from '../rules/evaluate.js'
+import { maskedCounts, restorable } from '../rules/masking.js'
 import {
   guardsReply,
   type StreamDetector,
@@ -38,6 +37,7 @@ import {
 import type { Application } from '../schemas/applications.js'
 import type { ChatCompletionRequest, WardenOutcome } from '../schemas/chat-completions.js'
 import type { Evaluation } from '../schemas/evaluations.js'
+import type { ChatMessage } from '../schemas/messages.js'
 import {
   type ModelCall,
   modelCallSpan,
