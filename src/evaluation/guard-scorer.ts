@@ -4,9 +4,10 @@
  * (GUARD_<NAME>_WORKSPACES), escalations and calls counted.
  */
 import { LRUCache } from 'lru-cache'
-import type { WorkspaceGrant } from '../config.js'
+import type { WorkspaceGrant } from '../environment.js'
 import { createGuardClient, type GuardCallReport, type GuardClient } from '../guards/client.js'
-import type { Band, GuardConfig, GuardDirectory } from '../guards/config.js'
+import type { GuardConfig, GuardDirectory } from '../guards/config.js'
+import type { Band } from '../rules/band.js'
 import type { GuardReply, GuardScorer } from '../rules/evaluate.js'
 
 export interface GuardScorerOptions {

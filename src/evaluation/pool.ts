@@ -2,9 +2,9 @@ import { existsSync } from 'node:fs'
 import { Worker } from 'node:worker_threads'
 import { AppError, type FieldError } from '../errors.js'
 import { FairQueue } from '../fair-queue.js'
-import type { Band } from '../guards/config.js'
 import type { GuardVerdict } from '../guards/verdict.js'
 import { type Judge, JudgeError, type JudgeScore } from '../judge/judge.js'
+import type { Band } from '../rules/band.js'
 import type { ConversationInput } from '../rules/conversation.js'
 import type {
   EvaluablePolicy,

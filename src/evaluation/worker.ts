@@ -1,10 +1,10 @@
 import { parentPort } from 'node:worker_threads'
 import { LRUCache } from 'lru-cache'
 import type { FieldError } from '../errors.js'
-import type { Band } from '../guards/config.js'
 import type { GuardVerdict } from '../guards/verdict.js'
 import { type Judge, JudgeError, type JudgeScore } from '../judge/judge.js'
 import { shippedClassifiers } from '../models/shipped.js'
+import type { Band } from '../rules/band.js'
 import {
   type CompiledPolicy,
   compilePolicy,

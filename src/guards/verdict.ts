@@ -3,16 +3,10 @@
  * its answer is read into, and the reading of token log-probabilities. Pure: no I/O.
  */
 
-/** Warden's toxicity categories (docs/policies.md): what a guard's own codes are mapped to. */
-export const TOXICITY_CATEGORIES = [
-  'hate',
-  'harassment',
-  'sexual',
-  'violence',
-  'self_harm',
-  'profanity',
-] as const
-export type ToxicityCategory = (typeof TOXICITY_CATEGORIES)[number]
+import { TOXICITY_CATEGORIES, type ToxicityCategory } from '../schemas/rule-vocabulary.js'
+
+// Warden's toxicity categories (docs/policies.md): what a guard's own codes are mapped to.
+export { TOXICITY_CATEGORIES, type ToxicityCategory }
 
 /** The rule types a guard may serve. */
 export const GUARD_RULE_TYPES = ['toxicity', 'prompt_injection', 'custom'] as const

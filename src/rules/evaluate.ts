@@ -1,7 +1,7 @@
-import type { Band } from '../guards/config.js'
 import { type GuardRequest, type GuardVerdict, scoreFor, type ToxicityCategory } from '../guards/verdict.js'
 import { type Judge, JudgeError, type JudgeQuestion, type JudgeScore } from '../judge/judge.js'
 import type { PolicyRule, RuleType } from '../schemas/policies.js'
+import type { Band } from './band.js'
 import {
   type Conversation,
   type ConversationInput,
