@@ -79,6 +79,12 @@ module.exports = {
         ],
       },
     ),
+    forbid(
+      'scoring-is-a-leaf',
+      'The Scorer interface and its cached calls are shared by the judge and the guards; they know neither.',
+      '^src/scoring/',
+      { path: ['^src/(?!scoring/)'] },
+    ),
     forbid('net-is-a-leaf', 'The outbound HTTP client depends on nothing of Warden.', '^src/net/', {
       path: ['^src/(?!errors\\.ts)'],
     }),

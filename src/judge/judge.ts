@@ -5,6 +5,7 @@
  * error. `prompts.ts` holds the versioned prompts and the strict reading of the answer;
  * `openai.ts` sends them to a model behind an OpenAI-compatible endpoint.
  */
+import { type Scorer, type ScorerAsk, ScorerError } from '../scoring/scorer.js'
 
 /** One thing to judge. Every field is part of the question: the same fields get the same answer. */
 export type JudgeQuestion =
@@ -28,29 +29,18 @@ export interface JudgeScore {
   reason: string
 }
 
-/**
- * Who asks a question, and until when it is wanted. A judge serves every workspace: it keeps
- * their answers apart (an answer cached for one workspace never answers another's question, or a
- * tenant could confirm what another's texts say by how fast it is answered) and gives them turns.
- */
-export interface JudgeAsk {
-  /** The workspace whose evaluation asks. */
-  workspace: string
-  /** Abandons the question: the caller went away, or the process is stopping. */
-  signal?: AbortSignal
-}
+/** Who asks a question, and until when it is wanted (scoring/scorer.ts). */
+export type JudgeAsk = ScorerAsk
 
 /** What scores judged rules. Implementations reject with a JudgeError whose message the rule shows. */
-export interface Judge {
+export interface Judge extends Scorer<JudgeQuestion, JudgeScore> {
   readonly model: string
-  score(question: JudgeQuestion, ask: JudgeAsk): Promise<JudgeScore>
 }
 
 /**
- * Why a judge could not score a question. The message is shown to API clients as the rule's
- * reason, so it must be short and must never carry a secret (the API key, a URL with credentials)
- * or the judge's raw error text.
+ * Why a judge could not score a question: a ScorerError, its message shown to API clients as the
+ * rule's reason.
  */
-export class JudgeError extends Error {
+export class JudgeError extends ScorerError {
   override readonly name = 'JudgeError'
 }

@@ -1,6 +1,6 @@
-import { createHash, randomBytes } from 'node:crypto'
-import { LRUCache } from 'lru-cache'
+import { randomBytes } from 'node:crypto'
 import { postJson, readBody } from '../net/outbound.js'
+import { createCachedCalls, questionKey } from '../scoring/calls.js'
 import { modelCallSpan, recordOutput, recordUsage } from '../telemetry/index.js'
 import { WorkspaceSlots } from '../workspace-slots.js'
 import {
@@ -10,7 +10,7 @@ import {
   type JudgeQuestionType,
   type JudgeScore,
 } from './judge.js'
-import { judgePrompt, parseJudgeAnswer, questionKey } from './prompts.js'
+import { judgePrompt, parseJudgeAnswer, questionText } from './prompts.js'
 
 export interface OpenAiJudgeOptions {
   /** e.g. `http://127.0.0.1:11434/v1`; `/chat/completions` is appended. */
@@ -40,18 +40,8 @@ export interface JudgeCall {
   ms: number
 }
 
-/** Identical questions within this window are answered from the cache (docs/evaluation.md, `method`). */
-const CACHE_TTL_MS = 10 * 60_000
 /** The most of a judge's answer read: a score and a reason are a few hundred bytes. */
 const MAX_ANSWER_BYTES = 1024 * 1024
-
-/** A call under way, shared by every caller asking the same question meanwhile. */
-interface Flight {
-  promise: Promise<JudgeScore>
-  controller: AbortController
-  /** Callers still waiting that could give up; when the last gives up, the call is abandoned. */
-  waiters: number
-}
 
 function aborted(): JudgeError {
   return new JudgeError('judge call aborted')
@@ -82,16 +72,12 @@ export function createOpenAiJudge(options: OpenAiJudgeOptions): Judge {
   const now = options.now
   const clock = now ?? (() => performance.now())
   const onCall = options.onCall
-  const cache = new LRUCache<string, JudgeScore>({
-    max: options.cacheSize ?? 10_000,
-    ttl: CACHE_TTL_MS,
-    // Read the clock at every look-up: by default the cache reuses one reading for a millisecond
-    // of real time, so an entry could outlive its 10 minutes on a clock that jumps (and a test's
-    // clock does).
-    ttlResolution: 0,
-    ...(now ? { perf: { now } } : {}),
+  const calls = createCachedCalls<JudgeScore>({
+    size: options.cacheSize,
+    now,
+    copy: (score) => ({ ...score }),
+    aborted,
   })
-  const flights = new Map<string, Flight>()
 
   async function call(question: JudgeQuestion, workspace: string, signal: AbortSignal): Promise<JudgeScore> {
     // One deadline from the moment the question is asked: a slot held by others' hanging calls
@@ -162,70 +148,15 @@ export function createOpenAiJudge(options: OpenAiJudgeOptions): Judge {
     }
   }
 
-  function follow(flight: Flight, key: string, signal: AbortSignal | undefined): Promise<JudgeScore> {
-    // A caller without a signal never gives up, so it holds the call open for good.
-    flight.waiters++
-    if (!signal) return flight.promise
-    return new Promise((resolve, reject) => {
-      const leave = () => {
-        flight.waiters--
-        if (flight.waiters === 0) {
-          // Nobody waits for the answer any more: free the slot and let a new asker start afresh.
-          if (flights.get(key) === flight) flights.delete(key)
-          flight.controller.abort()
-        }
-        reject(aborted())
-      }
-      signal.addEventListener('abort', leave, { once: true })
-      flight.promise.then(
-        (score) => {
-          signal.removeEventListener('abort', leave)
-          resolve(score)
-        },
-        (error: unknown) => {
-          signal.removeEventListener('abort', leave)
-          reject(error)
-        },
-      )
-    })
-  }
-
   return {
     model,
     score(question, { workspace, signal }) {
       if (signal?.aborted) return Promise.reject(aborted())
-      // Answers, and calls under way, are a workspace's own: a cached answer is answered at
-      // once, so a shared one would let a tenant confirm what another's texts say.
-      const key = createHash('sha256')
-        .update(workspace)
-        .update('\0')
-        .update(model)
-        .update('\0')
-        .update(questionKey(question))
-        .digest('base64url')
-      const hit = cache.get(key)
-      if (hit) {
-        onCall?.({ type: question.type, outcome: 'cached', ms: 0 })
-        return Promise.resolve({ ...hit })
-      }
-      let flight = flights.get(key)
-      if (!flight) {
-        const controller = new AbortController()
-        const promise = call(question, workspace, controller.signal).then((score) => {
-          cache.set(key, score)
-          return score
-        })
-        const started: Flight = { promise, controller, waiters: 0 }
-        flights.set(key, started)
-        // Failures are not cached: the next asker tries again.
-        promise.then(
-          () => flights.get(key) === started && flights.delete(key),
-          () => flights.get(key) === started && flights.delete(key),
-        )
-        flight = started
-      }
-      // A copy, so a caller that changes its answer cannot change the cached one.
-      return follow(flight, key, signal).then((score) => ({ ...score }))
+      const key = questionKey(workspace, model, questionText(question))
+      const asked = calls.ask(key, (abandoned) => call(question, workspace, abandoned), signal)
+      if (!asked.cached) return asked.answer
+      onCall?.({ type: question.type, outcome: 'cached', ms: 0 })
+      return Promise.resolve(asked.answer)
     },
   }
 }

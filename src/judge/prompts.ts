@@ -157,9 +157,9 @@ export function judgePrompt(question: JudgeQuestion, nonce: string): JudgePrompt
 
 /**
  * A canonical string naming the question and its prompt version: equal for equal questions
- * whatever the key order of the objects that carry them. Hash it for a cache key.
+ * whatever the key order of the objects that carry them. Hashed into the cache key (scoring/calls.ts).
  */
-export function questionKey(question: JudgeQuestion): string {
+export function questionText(question: JudgeQuestion): string {
   const version = PROMPT_VERSIONS[question.type]
   switch (question.type) {
     case 'factuality':
