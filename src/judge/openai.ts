@@ -1,15 +1,10 @@
 import { randomBytes } from 'node:crypto'
 import { postJson, readBody } from '../net/outbound.js'
+import type { RuleType } from '../schemas/policies.js'
 import { createCachedCalls, questionKey } from '../scoring/calls.js'
 import { modelCallSpan, recordOutput, recordUsage } from '../telemetry/index.js'
 import { WorkspaceSlots } from '../workspace-slots.js'
-import {
-  type Judge,
-  JudgeError,
-  type JudgeQuestion,
-  type JudgeQuestionType,
-  type JudgeScore,
-} from './judge.js'
+import { type Judge, JudgeError, type JudgeQuestion, type JudgeScore } from './judge.js'
 import { judgePrompt, parseJudgeAnswer, questionText } from './prompts.js'
 
 export interface OpenAiJudgeOptions {
@@ -35,7 +30,7 @@ export interface OpenAiJudgeOptions {
 
 /** One question as `onCall` reports it; `ms` counts from asking it (0 for a cache hit). */
 export interface JudgeCall {
-  type: JudgeQuestionType
+  type: RuleType
   outcome: 'answered' | 'cached' | 'timeout' | 'failed'
   ms: number
 }

@@ -1,4 +1,4 @@
-import { type GuardRequest, type GuardVerdict, scoreFor, type ToxicityCategory } from '../guards/verdict.js'
+import type { GuardRequest, GuardVerdict, ToxicityCategory } from '../guards/verdict.js'
 import { type Judge, JudgeError, type JudgeQuestion, type JudgeScore } from '../judge/judge.js'
 import type { PolicyRule, RuleType } from '../schemas/policies.js'
 import type { Band } from './band.js'
@@ -402,11 +402,10 @@ function judgeFailure(error: unknown, signal: AbortSignal | undefined): { error:
   return { error: signal?.aborted ? 'judge call aborted' : 'judge call failed' }
 }
 
-/** The rule's score of a guard's verdict: a custom rule reads how well the texts keep the policy. */
+/** The rule's score of a guard's verdict, as the rule's type reads it (`guardScore`). */
 function guardScore(verdict: GuardVerdict, request: GuardRequest): number {
-  if (request.ruleType === 'custom') return 1 - verdict.score
-  if (request.ruleType === 'toxicity') return scoreFor(verdict, request.categories)
-  return verdict.score
+  const read = RULE_TYPE_MODULES[request.ruleType].guardScore
+  return read ? read(verdict, request) : verdict.score
 }
 
 /** The rule's reason of a guard's answer: what it decided, in one line. */

@@ -1,5 +1,5 @@
 import type { FieldError } from '../../errors.js'
-import type { GuardRequest } from '../../guards/verdict.js'
+import type { GuardRequest, GuardVerdict } from '../../guards/verdict.js'
 import type { JudgeQuestion } from '../../judge/judge.js'
 import type { PolicyRule, RuleType } from '../../schemas/policies.js'
 import type { Band } from '../band.js'
@@ -28,6 +28,12 @@ export interface RuleTypeModule {
   readonly detectorChoice: boolean
   /** Whether a rule of this type may name a guard detector the operator configured (`detector`: its name; docs/guards.md). */
   readonly guardChoice: boolean
+  /**
+   * A guard's verdict read as the rule's score, for a type with `guardChoice` (toxicity reads
+   * its `flagged` categories; custom, how well the texts keep the policy: 1 − the guard's
+   * score). Absent: the guard's score.
+   */
+  guardScore?(verdict: GuardVerdict, request: GuardRequest): number
   /** Whether its findings are entities that `redacted` replaces (pii, keywords, regex). */
   readonly redacts: boolean
   /** Whether a rule of this type may mask its findings instead of failing (`action: mask`; docs/masking.md). */
