@@ -12,13 +12,7 @@ import { type Scorer, ScorerError } from '../scoring/scorer.js'
 import { WorkspaceSlots } from '../workspace-slots.js'
 import { formatOptions, type GuardConfig } from './config.js'
 import { FORMATS, type GuardCall, type GuardFormatName } from './formats/index.js'
-import {
-  GuardAnswerError,
-  type GuardRequest,
-  type GuardRuleType,
-  type GuardVerdict,
-  type ToxicityCategory,
-} from './verdict.js'
+import { GuardAnswerError, type GuardRequest, type GuardRuleType, type GuardVerdict } from './verdict.js'
 
 /** Why a guard could not answer. `aborted`: the caller's signal fired (it went away, or the process is stopping). */
 export type GuardErrorKind = 'timeout' | 'http' | 'garbage' | 'refused' | 'network' | 'aborted'
@@ -54,8 +48,6 @@ export interface GuardClientOptions {
 /** A guard detector: answers a GuardRequest with its verdict, or rejects with a GuardError. */
 export interface GuardClient extends Scorer<GuardRequest, GuardVerdict> {
   readonly config: GuardConfig
-  /** Why the guard cannot serve this rule type (and toxicity categories), or null: part of validating a rule. */
-  cannotServe(ruleType: GuardRuleType, categories?: readonly ToxicityCategory[] | null): string | null
 }
 /** The most of an answer read: a verdict is a few hundred bytes, a moderation result a few KiB. */
 const MAX_ANSWER_BYTES = 1024 * 1024
@@ -160,7 +152,6 @@ export function createGuardClient(config: GuardConfig, options: GuardClientOptio
 
   return {
     config,
-    cannotServe: (ruleType, categories) => format.cannotServe(ruleType, formatOpts, categories),
     async score(request, { workspace, signal }) {
       const started = clock()
       const report = (outcome: GuardCallReport['outcome'], ms: number) =>

@@ -18,7 +18,14 @@ import {
   garbage,
   type ToxicityCategory,
 } from '../verdict.js'
-import { alternating, chatBody, type GuardFormat, readChat, type TokenLogprobs } from './format.js'
+import {
+  alternating,
+  chatBody,
+  type GuardFormat,
+  JUDGES_ALL,
+  readChat,
+  type TokenLogprobs,
+} from './format.js'
 
 /** Granite's risks that are one of Warden's categories. */
 export const GRANITE_RISK_CATEGORIES: Readonly<Record<string, ToxicityCategory>> = {
@@ -46,11 +53,13 @@ export function graniteRisk(request: GuardRequest): string {
 
 export const graniteGuardian: GuardFormat = {
   name: 'granite-guardian',
-  cannotServe(ruleType, options) {
-    if (ruleType === 'custom' && options.guardianConfig === 'system')
-      return "a custom policy needs the chat template's guardian_config (GUARD_<NAME>_GUARDIAN_CONFIG=template); the system message only names a built-in risk"
-    return null
-  },
+  abilities: (options) => ({
+    ...JUDGES_ALL,
+    policy:
+      options.guardianConfig === 'system'
+        ? "a custom policy needs the chat template's guardian_config (GUARD_<NAME>_GUARDIAN_CONFIG=template); the system message only names a built-in risk"
+        : null,
+  }),
   calls(request, options) {
     const risk = graniteRisk(request)
     const turns = alternating(request.messages)

@@ -38,6 +38,7 @@ export const customRule: RuleTypeModule = {
   guardChoice: true,
   // The guard answers how likely the policy is broken; the rule scores how well it is kept.
   guardScore: (verdict) => 1 - verdict.score,
+  guardServes: (abilities) => abilities.policy,
   redacts: false,
   masks: false,
   allows: null,

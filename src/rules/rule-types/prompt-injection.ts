@@ -25,6 +25,7 @@ export const promptInjectionRule: RuleTypeModule = {
   scoring: 'lower-is-better',
   detectorChoice: true,
   guardChoice: true,
+  guardServes: (abilities) => abilities.injection,
   redacts: false,
   masks: false,
   allows: 'text',

@@ -1,4 +1,5 @@
 import type { FieldError } from '../../errors.js'
+import type { GuardAbilities } from '../../guards/formats/format.js'
 import type { GuardRequest, GuardVerdict } from '../../guards/verdict.js'
 import type { JudgeQuestion } from '../../judge/judge.js'
 import type { PolicyRule, RuleType } from '../../schemas/policies.js'
@@ -34,6 +35,12 @@ export interface RuleTypeModule {
    * score). Absent: the guard's score.
    */
   guardScore?(verdict: GuardVerdict, request: GuardRequest): number
+  /**
+   * Why a guard whose model judges what `abilities` says cannot score `rule`, or null when it
+   * can: what the type needs of a guard (toxicity: harm in its `flagged` categories;
+   * prompt_injection: injection; custom: a written policy). Absent: no guard serves the type.
+   */
+  guardServes?(abilities: GuardAbilities, rule: Pick<PolicyRule, 'flagged'>): string | null
   /** Whether its findings are entities that `redacted` replaces (pii, keywords, regex). */
   readonly redacts: boolean
   /** Whether a rule of this type may mask its findings instead of failing (`action: mask`; docs/masking.md). */

@@ -39,6 +39,7 @@ export const toxicityRule: RuleTypeModule = {
   guardChoice: true,
   // The worst of the rule's `flagged` categories, as the guard scored them.
   guardScore: (verdict, request) => scoreFor(verdict, request.categories),
+  guardServes: (abilities, rule) => abilities.harm((rule.flagged as ToxicityCategory[] | null) ?? null),
   redacts: false,
   masks: false,
   allows: 'text',

@@ -149,9 +149,9 @@ describe('llama-guard', () => {
   })
 
   it('serves toxicity only', () => {
-    expect(format.cannotServe('toxicity', options)).toBeNull()
-    expect(format.cannotServe('prompt_injection', options)).toMatch(/Prompt Guard/)
-    expect(format.cannotServe('custom', options)).toMatch(/custom policy/)
+    expect(format.abilities(options).harm(null)).toBeNull()
+    expect(format.abilities(options).injection).toMatch(/Prompt Guard/)
+    expect(format.abilities(options).policy).toMatch(/custom policy/)
   })
 
   it('reads Warden categories for a limited rule with scoreFor', () => {
@@ -205,8 +205,8 @@ describe('granite-guardian', () => {
       { role: 'assistant', content: 'You suck' },
     ])
     expect(call?.body).not.toHaveProperty('chat_template_kwargs')
-    expect(format.cannotServe('custom', system)).toMatch(/GUARDIAN_CONFIG=template/)
-    expect(format.cannotServe('custom', options)).toBeNull()
+    expect(format.abilities(system).policy).toMatch(/GUARDIAN_CONFIG=template/)
+    expect(format.abilities(options).policy).toBeNull()
   })
 
   it('reads Yes and No, 3.2’s confidence line, and 3.3’s <score> with or without thinking', () => {
@@ -352,10 +352,10 @@ correctly.
   })
 
   it('cannot serve prompt injection nor a profanity-only rule', () => {
-    expect(format.cannotServe('prompt_injection', options)).not.toBeNull()
-    expect(format.cannotServe('toxicity', options, ['profanity'])).toMatch(/profanity/)
-    expect(format.cannotServe('toxicity', options, ['profanity', 'hate'])).toBeNull()
-    expect(format.cannotServe('custom', options)).toBeNull()
+    expect(format.abilities(options).injection).not.toBeNull()
+    expect(format.abilities(options).harm(['profanity'])).toMatch(/profanity/)
+    expect(format.abilities(options).harm(['profanity', 'hate'])).toBeNull()
+    expect(format.abilities(options).policy).toBeNull()
   })
 })
 
@@ -432,7 +432,7 @@ describe('qwen3guard', () => {
       score: 0,
       flagged: false,
     })
-    expect(format.cannotServe('custom', options)).not.toBeNull()
+    expect(format.abilities(options).policy).not.toBeNull()
   })
 
   it('refuses answers without a level or with unknown categories', () => {
@@ -472,7 +472,7 @@ describe('openai-moderation', () => {
   it('refuses malformed results and serves toxicity only', () => {
     rejects(() => readModeration({ results: [] }), 'garbage')
     rejects(() => readModeration({ results: [{ flagged: true, category_scores: { hate: 2 } }] }), 'garbage')
-    expect(format.cannotServe('prompt_injection', options)).not.toBeNull()
+    expect(format.abilities(options).injection).not.toBeNull()
   })
 })
 
@@ -545,7 +545,7 @@ describe('text-classification', () => {
     rejects(() => readPredictions({ error: 'x' }, 1, ['MALICIOUS']), 'garbage')
     rejects(() => readPredictions([{ label: 'MALICIOUS' }], 1, ['MALICIOUS']), 'garbage')
     rejects(() => readPredictions([predictAnswer({ MALICIOUS: 1 })], 2, ['MALICIOUS']), 'garbage')
-    expect(format.cannotServe('custom', options)).not.toBeNull()
-    expect(format.cannotServe('prompt_injection', options)).toBeNull()
+    expect(format.abilities(options).policy).not.toBeNull()
+    expect(format.abilities(options).injection).toBeNull()
   })
 })
