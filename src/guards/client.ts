@@ -7,12 +7,13 @@
  * turns per workspace, as the judge's do.
  */
 import { postJson, readBody } from '../net/outbound.js'
+import type { RuleType } from '../schemas/policies.js'
 import { createCachedCalls, questionKey } from '../scoring/calls.js'
 import { type Scorer, ScorerError } from '../scoring/scorer.js'
 import { WorkspaceSlots } from '../workspace-slots.js'
 import { formatOptions, type GuardConfig } from './config.js'
 import { FORMATS, type GuardCall, type GuardFormatName } from './formats/index.js'
-import { GuardAnswerError, type GuardRequest, type GuardRuleType, type GuardVerdict } from './verdict.js'
+import { GuardAnswerError, type GuardRequest, type GuardVerdict } from './verdict.js'
 
 /** Why a guard could not answer. `aborted`: the caller's signal fired (it went away, or the process is stopping). */
 export type GuardErrorKind = 'timeout' | 'http' | 'garbage' | 'refused' | 'network' | 'aborted'
@@ -32,7 +33,7 @@ export class GuardError extends ScorerError {
 export interface GuardCallReport {
   detector: string
   format: GuardFormatName
-  ruleType: GuardRuleType
+  ruleType: RuleType
   outcome: 'answered' | 'cached' | GuardErrorKind
   ms: number
 }
@@ -167,7 +168,7 @@ export function createGuardClient(config: GuardConfig, options: GuardClientOptio
         report('garbage', 0)
         throw fail('garbage', `guard ${config.name} could not be asked that`)
       }
-      const key = questionKey(workspace, config.name, config.format, request.ruleType, JSON.stringify(asked))
+      const key = questionKey(workspace, config.name, config.format, request.asks, JSON.stringify(asked))
       const answer = calls.ask(key, (abandoned) => ask(request, workspace, asked, abandoned), signal)
       if (answer.cached) {
         report('cached', 0)

@@ -67,7 +67,7 @@ export const qwen3guard: GuardFormat = {
   read([answer], request) {
     const { content, tokens } = readChat(answer)
     const verdict = readQwen3Guard(content, tokens)
-    if (request.ruleType !== 'prompt_injection') return verdict
+    if (request.asks !== 'injection') return verdict
     // A prompt_injection rule asks about jailbreaks only: Unsafe for violence is no injection.
     const jailbreak = verdict.unmapped.includes('Jailbreak')
     return { ...verdict, score: jailbreak ? verdict.score : 0, flagged: jailbreak && verdict.flagged }

@@ -117,7 +117,7 @@ correctly.
 }
 
 function guidelines(request: GuardRequest, response: boolean): { text: string; policy?: Policy }[] {
-  if (request.ruleType === 'custom') return [{ text: customGuideline(request.definition ?? '') }]
+  if (request.asks === 'policy') return [{ text: customGuideline(request.definition ?? '') }]
   return shieldgemmaPolicies(request.categories).map((policy) => ({
     text: guideline(policy, response),
     policy,

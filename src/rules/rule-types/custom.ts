@@ -84,7 +84,7 @@ export const customRule: RuleTypeModule = {
             {
               scorer: 'guard',
               detector: guard,
-              request: { ruleType: 'custom', messages, definition },
+              request: { asks: 'policy', ruleType: 'custom', messages, definition },
               escalated: false,
             },
           ],

@@ -41,6 +41,7 @@ export const promptInjectionRule: RuleTypeModule = {
       model: injectionScorer(classifiers.prompt_injection),
       question: (text) => injectionQuestion(text.text),
       guardRequest: (text, conversation) => ({
+        asks: 'injection',
         ruleType: 'prompt_injection',
         messages: guardMessages(text, conversation),
       }),

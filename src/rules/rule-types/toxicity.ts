@@ -64,6 +64,7 @@ export const toxicityRule: RuleTypeModule = {
       ),
       question: (text) => toxicityQuestion(text.text, categories),
       guardRequest: (text, conversation) => ({
+        asks: 'harm',
         ruleType: 'toxicity',
         messages: guardMessages(text, conversation),
         categories: (rule.flagged as ToxicityCategory[] | null) ?? null,
