@@ -21,6 +21,7 @@ import { toxicityQuestion } from '../../../src/rules/rule-types/toxicity.js'
 import type { TargetText } from '../../../src/rules/types.js'
 import { normalizeRule } from '../../../src/rules/validation.js'
 import type { PolicyRuleInput } from '../../../src/schemas/policies.js'
+import { TOXICITY_CATEGORIES } from '../../../src/schemas/rule-vocabulary.js'
 
 type PolicyInput = Partial<Omit<EvaluablePolicy, 'rules'>> & { rules: PolicyRuleInput[] }
 
@@ -501,14 +502,7 @@ describe('evaluation: judged rules', () => {
       workspace: 'w',
     })
     expect(fake.questions).toEqual([
-      toxicityQuestion('My email is jane@example.com, where is my order?', [
-        'hate',
-        'harassment',
-        'sexual',
-        'violence',
-        'self_harm',
-        'profanity',
-      ]),
+      toxicityQuestion('My email is jane@example.com, where is my order?', TOXICITY_CATEGORIES),
     ])
   })
 
