@@ -8,7 +8,7 @@
  */
 import { postJson, readBody } from '../net/outbound.js'
 import type { RuleType } from '../schemas/policies.js'
-import { createCachedCalls, questionKey } from '../scoring/calls.js'
+import { createCachedCalls, inTurn, questionKey } from '../scoring/calls.js'
 import { type Scorer, ScorerError } from '../scoring/scorer.js'
 import { WorkspaceSlots } from '../workspace-slots.js'
 import { formatOptions, type GuardConfig } from './config.js'
@@ -106,49 +106,37 @@ export function createGuardClient(config: GuardConfig, options: GuardClientOptio
     asked: GuardCall[],
     caller: AbortSignal,
   ): Promise<GuardVerdict> {
-    // One deadline from the moment the question is asked: waiting for a slot counts.
-    const deadline = new AbortController()
-    const timer = setTimeout(() => deadline.abort(), config.timeoutMs)
-    // Ends the sibling calls of a question once one of them failed.
-    const siblings = new AbortController()
-    const signal = AbortSignal.any([deadline.signal, siblings.signal, caller])
-    try {
-      try {
-        await slots.acquire(workspace, signal)
-      } catch {
-        if (deadline.signal.aborted)
-          throw fail('timeout', `guard ${config.name} did not answer within ${config.timeoutMs} ms`)
-        throw fail('aborted', `guard ${config.name} call aborted`)
-      }
-      try {
-        const answers = await Promise.all(
-          asked.map((call) =>
-            post(call, signal, deadline.signal, caller).catch((error: unknown) => {
-              siblings.abort()
-              throw error
-            }),
-          ),
-        )
-        let verdict: GuardVerdict
-        try {
-          verdict = format.read(answers, request, formatOpts)
-        } catch (error) {
-          if (error instanceof GuardAnswerError)
-            throw fail(
-              error.kind,
-              error.message.replace(/^guard(?:'s)? /, (m) => m.replace('guard', `guard ${config.name}`)),
-            )
-          throw fail('garbage', `guard ${config.name} answered something that could not be read`)
-        }
-        if (!(verdict.score >= 0 && verdict.score <= 1))
-          throw fail('garbage', `guard ${config.name} answered a score outside 0..1`)
-        return verdict
-      } finally {
-        slots.release(workspace)
-      }
-    } finally {
-      clearTimeout(timer)
+    const failures = {
+      timedOut: () => fail('timeout', `guard ${config.name} did not answer within ${config.timeoutMs} ms`),
+      aborted,
     }
+    return inTurn(slots, workspace, config.timeoutMs, caller, failures, async (heeded, deadline) => {
+      // Ends the sibling calls of a question once one of them failed.
+      const siblings = new AbortController()
+      const signal = AbortSignal.any([heeded, siblings.signal])
+      const answers = await Promise.all(
+        asked.map((call) =>
+          post(call, signal, deadline, caller).catch((error: unknown) => {
+            siblings.abort()
+            throw error
+          }),
+        ),
+      )
+      let verdict: GuardVerdict
+      try {
+        verdict = format.read(answers, request, formatOpts)
+      } catch (error) {
+        if (error instanceof GuardAnswerError)
+          throw fail(
+            error.kind,
+            error.message.replace(/^guard(?:'s)? /, (m) => m.replace('guard', `guard ${config.name}`)),
+          )
+        throw fail('garbage', `guard ${config.name} answered something that could not be read`)
+      }
+      if (!(verdict.score >= 0 && verdict.score <= 1))
+        throw fail('garbage', `guard ${config.name} answered a score outside 0..1`)
+      return verdict
+    })
   }
 
   return {

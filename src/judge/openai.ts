@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { postJson, readBody } from '../net/outbound.js'
 import type { RuleType } from '../schemas/policies.js'
-import { createCachedCalls, questionKey } from '../scoring/calls.js'
+import { createCachedCalls, inTurn, questionKey } from '../scoring/calls.js'
 import { modelCallSpan, recordOutput, recordUsage } from '../telemetry/index.js'
 import { WorkspaceSlots } from '../workspace-slots.js'
 import { type Judge, JudgeError, type JudgeQuestion, type JudgeScore } from './judge.js'
@@ -75,23 +75,20 @@ export function createOpenAiJudge(options: OpenAiJudgeOptions): Judge {
   })
 
   async function call(question: JudgeQuestion, workspace: string, signal: AbortSignal): Promise<JudgeScore> {
-    // One deadline from the moment the question is asked: a slot held by others' hanging calls
-    // cannot keep a rule waiting longer than the judge's timeout.
-    const deadline = new AbortController()
-    const timer = setTimeout(() => deadline.abort(), timeoutMs)
-    const timeout = deadline.signal
     const started = onCall ? clock() : 0
     const report = (outcome: JudgeCall['outcome']) =>
       onCall?.({ type: question.type, outcome, ms: clock() - started })
-    const timedOut = () => new JudgeError(`judge did not answer within ${timeoutMs} ms`)
-    try {
-      await slots.acquire(workspace, AbortSignal.any([signal, timeout]))
-    } catch {
-      clearTimeout(timer)
-      report(timeout.aborted ? 'timeout' : 'failed')
-      throw timeout.aborted ? timedOut() : aborted()
+    const failures = {
+      timedOut() {
+        report('timeout')
+        return new JudgeError(`judge did not answer within ${timeoutMs} ms`)
+      },
+      aborted() {
+        report('failed')
+        return aborted()
+      },
     }
-    try {
+    return inTurn(slots, workspace, timeoutMs, signal, failures, async (heeded, timeout) => {
       const prompt = judgePrompt(question, randomBytes(12).toString('hex'))
       const messages = [
         { role: 'system', content: prompt.system },
@@ -109,7 +106,7 @@ export function createOpenAiJudge(options: OpenAiJudgeOptions): Judge {
         ;({ status, text } = await modelCallSpan(
           { operation: 'chat', provider: 'openai', model, input: messages },
           async (span) => {
-            const response = await postJson(url, headers, body, AbortSignal.any([signal, timeout]))
+            const response = await postJson(url, headers, body, heeded)
             const answered = {
               status: response.statusCode ?? 0,
               text: await readBody(response, MAX_ANSWER_BYTES),
@@ -119,12 +116,9 @@ export function createOpenAiJudge(options: OpenAiJudgeOptions): Judge {
           },
         ))
       } catch (error) {
-        if (timeout.aborted) {
-          report('timeout')
-          throw timedOut()
-        }
+        if (timeout.aborted) throw failures.timedOut()
+        if (signal.aborted) throw failures.aborted()
         report('failed')
-        if (signal.aborted) throw aborted()
         throw new JudgeError(`could not reach the judge${networkCode(error)}`)
       }
       try {
@@ -137,10 +131,7 @@ export function createOpenAiJudge(options: OpenAiJudgeOptions): Judge {
         report('failed')
         throw error
       }
-    } finally {
-      clearTimeout(timer)
-      slots.release(workspace)
-    }
+    })
   }
 
   return {

@@ -118,3 +118,48 @@ export function createCachedCalls<Answer extends object>(
     },
   }
 }
+
+/** Turns per workspace at calling a scorer (src/workspace-slots.ts). */
+export interface Turns {
+  acquire(workspace: string, signal: AbortSignal): Promise<void>
+  release(workspace: string): void
+}
+
+/** What a call that could not start rejects with: its deadline passed, or its caller gave up. */
+export interface TurnFailures {
+  timedOut(): Error
+  aborted(): Error
+}
+
+/**
+ * Runs `call` in `workspace`'s turn, under one deadline of `timeoutMs` from now: waiting for a
+ * turn counts, so a turn held by others' hanging calls cannot keep a rule waiting longer than
+ * the scorer's timeout. `call` is handed the signal its I/O heeds (the deadline, or `caller`
+ * giving up) and the deadline's own, to tell the two apart.
+ */
+export async function inTurn<Answer>(
+  turns: Turns,
+  workspace: string,
+  timeoutMs: number,
+  caller: AbortSignal,
+  failures: TurnFailures,
+  call: (signal: AbortSignal, deadline: AbortSignal) => Promise<Answer>,
+): Promise<Answer> {
+  const deadline = new AbortController()
+  const timer = setTimeout(() => deadline.abort(), timeoutMs)
+  const signal = AbortSignal.any([caller, deadline.signal])
+  try {
+    try {
+      await turns.acquire(workspace, signal)
+    } catch {
+      throw deadline.signal.aborted ? failures.timedOut() : failures.aborted()
+    }
+    try {
+      return await call(signal, deadline.signal)
+    } finally {
+      turns.release(workspace)
+    }
+  } finally {
+    clearTimeout(timer)
+  }
+}
