@@ -15,6 +15,7 @@ import {
 } from '../rules/evaluate.js'
 import type { ExternalQuestion } from '../rules/rule-types/rule-type.js'
 import { checkRules } from '../rules/validation.js'
+import { logTextsJson } from './log-json.js'
 import { draftPolicy } from './policy-for-evaluation.js'
 import type { FromWorker, PoolResult, PoolTask, ToWorker } from './pool.js'
 import { redactedLog } from './redacted-log.js'
@@ -43,7 +44,7 @@ let nextCall = 1
 /** What the main thread answers a call: the judge's score or a guard's verdict. */
 type Remote = { answer: JudgeScore } | { verdict: GuardVerdict }
 
-const send = (message: FromWorker) => port.postMessage(message)
+const send = (message: FromWorker, transfer?: ArrayBuffer[]) => port.postMessage(message, transfer)
 
 /**
  * The judge and the guards for task `id`, asking the main thread. An evaluation asks all its
@@ -142,6 +143,10 @@ async function run(id: number, task: PoolTask): Promise<PoolResult> {
     ...(task.timed ? { observeRule: (type, method, seconds) => observed.push([type, method, seconds]) } : {}),
   })
   const redacted = task.redact ? redactConversation(task.conversation, outcome) : null
+  // The log's texts are written here, off the event loop, and move to the main thread as bytes.
+  const log = task.logRedacted
+    ? redactedLog(outcome.policies, task.conversation, outcome, redacted ?? undefined)
+    : null
   return {
     invalid: null,
     outcome: {
@@ -152,9 +157,7 @@ async function run(id: number, task: PoolTask): Promise<PoolResult> {
       masking: outcome.masking,
     },
     redacted,
-    redactedLog: task.logRedacted
-      ? redactedLog(outcome.policies, task.conversation, outcome, redacted ?? undefined)
-      : null,
+    redactedLog: log ? { policies: log.policies, texts: logTextsJson(log.conversation) } : null,
     observed,
   }
 }
@@ -188,7 +191,11 @@ port.on('message', (message: ToWorker) => {
     return
   }
   run(message.id, message.task).then(
-    (result) => send({ kind: 'done', id: message.id, result }),
+    (result) => {
+      // The log's texts move (a transfer, not a copy): nothing here reads them again.
+      const texts = result.redactedLog?.texts
+      send({ kind: 'done', id: message.id, result }, texts ? [texts.buffer as ArrayBuffer] : undefined)
+    },
     (error: unknown) =>
       send({
         kind: 'failed',
