@@ -159,9 +159,9 @@ function entryHead(
 
 /**
  * The row that logs `record`. An entry whose texts the evaluation pool's worker wrote is joined
- * as bytes (`entryJson`), which move on to the store without a copy: the event loop never
- * serializes, encodes or copies between threads a large conversation's text. Any other entry is
- * written here.
+ * as bytes (`entryJson`: the head written here, the texts copied once after it), which move on to
+ * the store's writer thread without a copy: the event loop neither serializes nor encodes a large
+ * conversation's text, nor clones it for another thread. Any other entry is written here.
  */
 function entryRow(record: EvaluationRecord, content: EvaluationLogContent): LogEntryRow {
   let entry: LogHead
