@@ -45,7 +45,7 @@ import { guardRuleErrors, NO_GUARDS } from './guard-rules.js'
 import { type Guards, guardsForTask } from './guard-scorer.js'
 import { draftPolicy } from './policy-for-evaluation.js'
 import type { EvaluationPool, PoolPolicy, PoolResult } from './pool.js'
-import type { RedactedLog } from './redacted-log.js'
+import type { PooledRedactedLog } from './redacted-log.js'
 import { classifiersFor } from './workspace-classifiers.js'
 
 /**
@@ -121,8 +121,8 @@ export interface EvaluationWork {
 export interface Evaluated {
   answer: Evaluation
   outcome: EvaluationOutcome
-  /** The log's redacted texts, made by a pool worker where the findings are. */
-  redactedLog?: RedactedLog
+  /** The log's redacted policies and texts, made by a pool worker where the findings are. */
+  redactedLog?: PooledRedactedLog
 }
 
 /** Whether an enforced policy reading the reply is compiled only in the evaluation pool. */

@@ -17,7 +17,7 @@ import {
 import type { ExternalQuestion } from '../rules/rule-types/rule-type.js'
 import type { RuleMethod } from '../rules/types.js'
 import type { PolicyCreate, PolicyRule, RuleType } from '../schemas/policies.js'
-import type { RedactedLog } from './redacted-log.js'
+import type { PooledRedactedLog } from './redacted-log.js'
 
 /**
  * The evaluation pool (docs/evaluation.md, "Large evaluations"): worker threads that run the
@@ -69,7 +69,7 @@ export interface PoolResult {
   invalid: FieldError[] | null
   outcome: Omit<EvaluationOutcome, 'redactable'>
   redacted: RedactedConversation | null
-  redactedLog: RedactedLog | null
+  redactedLog: PooledRedactedLog | null
   /** Each rule's duration when `timed`: [type, method, seconds]. */
   observed: [RuleType, RuleMethod, number][]
 }

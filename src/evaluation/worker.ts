@@ -12,6 +12,7 @@ import {
 } from '../rules/evaluate.js'
 import type { ExternalQuestion } from '../rules/rule-types/rule-type.js'
 import { checkRules } from '../rules/validation.js'
+import { logTextsJson } from './log-json.js'
 import { draftPolicy } from './policy-for-evaluation.js'
 import type { FromWorker, PoolResult, PoolTask, ToWorker } from './pool.js'
 import { redactedLog } from './redacted-log.js'
@@ -37,7 +38,7 @@ const testRuns = new LRUCache<string, CompiledPolicy>({ max: 16 })
 const calls = new Map<string, (answer: ScorerAnswer) => void>()
 let nextCall = 1
 
-const send = (message: FromWorker) => port.postMessage(message)
+const send = (message: FromWorker, transfer?: ArrayBuffer[]) => port.postMessage(message, transfer)
 
 /**
  * The judge and the guards for task `id`, asked of the main thread, which answers each question
@@ -110,6 +111,10 @@ async function run(id: number, task: PoolTask): Promise<PoolResult> {
     ...(task.timed ? { observeRule: (type, method, seconds) => observed.push([type, method, seconds]) } : {}),
   })
   const redacted = task.redact ? redactConversation(task.conversation, outcome) : null
+  // The log's texts are written here, off the event loop, and move to the main thread as bytes.
+  const log = task.logRedacted
+    ? redactedLog(outcome.policies, task.conversation, outcome, redacted ?? undefined)
+    : null
   return {
     invalid: null,
     outcome: {
@@ -120,9 +125,7 @@ async function run(id: number, task: PoolTask): Promise<PoolResult> {
       masking: outcome.masking,
     },
     redacted,
-    redactedLog: task.logRedacted
-      ? redactedLog(outcome.policies, task.conversation, outcome, redacted ?? undefined)
-      : null,
+    redactedLog: log ? { policies: log.policies, texts: logTextsJson(log.conversation) } : null,
     observed,
   }
 }
@@ -154,7 +157,11 @@ port.on('message', (message: ToWorker) => {
     return
   }
   run(message.id, message.task).then(
-    (result) => send({ kind: 'done', id: message.id, result }),
+    (result) => {
+      // The log's texts move (a transfer, not a copy): nothing here reads them again.
+      const texts = result.redactedLog?.texts
+      send({ kind: 'done', id: message.id, result }, texts ? [texts.buffer as ArrayBuffer] : undefined)
+    },
     (error: unknown) =>
       send({
         kind: 'failed',
