@@ -309,7 +309,7 @@ async function post(
   upstream: { baseUrl: string },
   api: UpstreamApi,
   headers: Record<string, string>,
-  payload: string,
+  payload: Buffer,
   signal: AbortSignal,
   failure: (error: unknown, doing: string) => Error,
 ): Promise<IncomingMessage> {
@@ -329,9 +329,10 @@ async function expectSuccess(response: IncomingMessage, scrub: Scrubber): Promis
   }
 }
 
-function serialised(body: Json): string {
+/** The request's bytes: encoded once, then measured and written as they are. */
+function serialised(body: Json): Buffer {
   try {
-    return JSON.stringify(body)
+    return Buffer.from(JSON.stringify(body))
   } catch (error) {
     const problem = new AppError(
       'internal_error',

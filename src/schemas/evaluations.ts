@@ -163,7 +163,7 @@ const FindingSchema = Type.Object(
   {
     kind: Type.String({
       description:
-        'What was found: a PII kind (email, phone, credit_card, iban, ssn, ip_address, api_key), keyword, regex, length, toxicity, prompt_injection, or tool (a call to a tool a tools rule does not list; its text is the name called, its path #name).',
+        'What was found: a PII kind (email, phone, credit_card, iban, ssn, ip_address, api_key, crypto_wallet, mac_address, us_itin, us_bank_routing, uk_nino, uk_nhs, es_nif, es_nie, it_fiscal_code, pl_pesel, in_aadhaar, in_pan, sg_nric, au_tfn, au_abn, au_medicare, date_of_birth), keyword, regex, length, toxicity, prompt_injection, or tool (a call to a tool a tools rule does not list; its text is the name called, its path #name).',
       examples: ['credit_card'],
     }),
     source: enumOf(['messages', 'context'] as const, {

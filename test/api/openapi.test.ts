@@ -72,6 +72,23 @@ describe('GET /openapi.json', () => {
     // custom names a guard detector that follows a policy (docs/guards.md).
     expect(forms.custom?.detector).toBe(true)
     expect(forms.pii).not.toHaveProperty('detector')
+    // Which types may mask their findings, and what their allowed values do (docs/masking.md).
+    expect(Object.keys(forms).filter((type) => forms[type]?.mask === true)).toEqual([
+      'pii',
+      'keywords',
+      'regex',
+    ])
+    expect(Object.fromEntries(Object.entries(forms).map(([type, form]) => [type, form.allowed]))).toEqual({
+      factuality: undefined,
+      relevance: undefined,
+      toxicity: 'text',
+      prompt_injection: 'text',
+      pii: 'findings',
+      keywords: 'findings',
+      regex: 'findings',
+      length: undefined,
+      custom: undefined,
+    })
     for (const form of Object.values(forms)) expect(typeof form.about).toBe('string')
   })
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { ConfigError, loadConfig, workspaceGrant } from '../../src/config.js'
+import { loadConfig } from '../../src/config.js'
+import { ConfigError, workspaceGrant } from '../../src/environment.js'
 
 describe('loadConfig', () => {
   it('has the documented defaults', () => {
