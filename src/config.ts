@@ -250,7 +250,7 @@ export function extraFields(env: NodeJS.ProcessEnv, variable: string): ReadonlyS
 
 function providers(env: NodeJS.ProcessEnv): ProviderDirectory {
   const upstreams = new Map<string, ProviderUpstream>()
-  for (const [name, value] of Object.entries(env)) {
+  for (const name of Object.keys(env)) {
     const granted = /^PROVIDER_([A-Z0-9_]+)_(WORKSPACES|EXTRA_FIELDS)$/.exec(name)
     if (granted?.[1] && !env[`PROVIDER_${granted[1]}_BASE_URL`]?.trim())
       throw new ConfigError(
