@@ -132,6 +132,11 @@ export interface ProviderUpstream {
   readonly apiKey: string | null
   /** The workspaces that may use it (PROVIDER_<NAME>_WORKSPACES); null: every workspace. */
   readonly workspaces: WorkspaceGrant
+  /**
+   * Top-level request fields outside OpenAI's APIs that this provider takes and the guarded routes
+   * pass on as sent (PROVIDER_<NAME>_EXTRA_FIELDS, e.g. vLLM's `min_p`); empty: none.
+   */
+  readonly extraFields: ReadonlySet<string>
 }
 
 export interface ProviderDirectory {
@@ -143,6 +148,8 @@ export interface ProviderDirectory {
   find(provider: string): ProviderUpstream | undefined
   /** The configured provider NAMEs (upper-cased), for messages. */
   readonly names: readonly string[]
+  /** Every provider's extra fields together: what a guarded route sets aside before its schema reads the body. */
+  readonly extraFields: ReadonlySet<string>
 }
 
 /** The NAME of a provider in PROVIDER_<NAME>_…: upper-cased, every other character as `_`. */
@@ -221,13 +228,33 @@ function judgeConfig(env: NodeJS.ProcessEnv): JudgeConfig | null {
   })
 }
 
+/** A top-level field name a provider may take beyond OpenAI's APIs (`min_p`, `chat_template_kwargs`). */
+const EXTRA_FIELD = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/
+
+/**
+ * PROVIDER_<NAME>_EXTRA_FIELDS: comma-separated top-level field names (spaces around a name
+ * allowed), each 1 to 64 of A-Z, a-z, 0-9 and `_`, not starting with a digit. Unset or empty:
+ * none. Anything else stops the start-up, naming the variable.
+ */
+export function extraFields(env: NodeJS.ProcessEnv, variable: string): ReadonlySet<string> {
+  const raw = env[variable]
+  if (raw === undefined || raw.trim() === '') return Object.freeze(new Set<string>())
+  const names = raw.split(',').map((n) => n.trim())
+  for (const name of names)
+    if (!EXTRA_FIELD.test(name))
+      throw new ConfigError(
+        `${variable} must be top-level field names separated by commas (each 1 to 64 of A-Z, a-z, 0-9, "_", not starting with a digit), got "${raw}"`,
+      )
+  return Object.freeze(new Set(names))
+}
+
 function providers(env: NodeJS.ProcessEnv): ProviderDirectory {
   const upstreams = new Map<string, ProviderUpstream>()
   for (const name of Object.keys(env)) {
-    const granted = /^PROVIDER_([A-Z0-9_]+)_WORKSPACES$/.exec(name)
+    const granted = /^PROVIDER_([A-Z0-9_]+)_(WORKSPACES|EXTRA_FIELDS)$/.exec(name)
     if (granted?.[1] && !env[`PROVIDER_${granted[1]}_BASE_URL`]?.trim())
       throw new ConfigError(
-        `${name} is set but PROVIDER_${granted[1]}_BASE_URL is not: there is no upstream to grant`,
+        `${name} is set but PROVIDER_${granted[1]}_BASE_URL is not: there is no upstream to ${granted[2] === 'WORKSPACES' ? 'grant' : 'pass fields to'}`,
       )
     const match = /^PROVIDER_([A-Z0-9_]+)_BASE_URL$/.exec(name)
     if (!match?.[1]) continue
@@ -240,12 +267,14 @@ function providers(env: NodeJS.ProcessEnv): ProviderDirectory {
         baseUrl: url,
         apiKey: apiKey ? apiKey : null,
         workspaces: workspaceGrant(env, `PROVIDER_${match[1]}_WORKSPACES`),
+        extraFields: extraFields(env, `PROVIDER_${match[1]}_EXTRA_FIELDS`),
       }),
     )
   }
   return Object.freeze({
     find: (provider: string) => upstreams.get(providerEnvName(provider)),
     names: Object.freeze([...upstreams.keys()].sort()),
+    extraFields: Object.freeze(new Set([...upstreams.values()].flatMap((u) => [...u.extraFields]))),
   })
 }
 

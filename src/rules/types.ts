@@ -56,7 +56,7 @@ export interface ToolCallReading {
 
 export type TextKind = 'message' | 'document' | 'arguments'
 
-/** What a finding is: a PII kind, or what a keywords, regex or length rule found. */
+/** What a finding is: a PII kind, what a keywords, regex or length rule found, or a `tool` call a tools rule does not allow. */
 export type FindingKind =
   | 'email'
   | 'phone'
@@ -87,6 +87,7 @@ export type FindingKind =
   | 'length'
   | 'toxicity'
   | 'prompt_injection'
+  | 'tool'
 
 /**
  * One thing a rule found. `start` and `end` count Unicode code points in the text named by

@@ -117,8 +117,10 @@ describe('GET /openapi.json', () => {
 
   it('lists the shared problem+json answers on every /v1 operation', () => {
     for (const { path, method, op } of operations().filter((o) => o.path.startsWith('/v1/'))) {
-      // The OpenAI-compatible route's problems also carry OpenAI's error member.
-      const problem = path.endsWith('/chat/completions') ? 'ChatCompletionProblem' : 'Problem'
+      // The OpenAI-compatible routes' problems also carry OpenAI's error member.
+      const problem = /\/(chat\/completions|responses|models)$/.test(path)
+        ? 'ChatCompletionProblem'
+        : 'Problem'
       for (const status of ['401', '403', '422', '429', '500', '503']) {
         expect(
           op.responses[status]?.content?.['application/problem+json']?.schema?.$ref,

@@ -142,7 +142,8 @@ export function EvaluationLogPage({ appId }: { appId: string }) {
         Every evaluation of <Link to={`/applications/${encodeURIComponent(appId)}`}>{appId}</Link>, newest
         first. Its source says what asked: <code>api</code>, the evaluation call; <code>playground</code>, a
         run of the playground; <code>chat_input</code> and <code>chat_output</code>, a guarded chat
-        completion's checks before and after the model.
+        completion's checks before and after the model; <code>responses_input</code> and{' '}
+        <code>responses_output</code>, a guarded response's.
       </p>
       {unavailable ? (
         <NotAvailable what="the evaluation log" />
