@@ -13,6 +13,14 @@ const forbid = (name, comment, from, to) => ({ name, comment, severity: 'error',
 
 module.exports = {
   forbidden: [
+    {
+      name: 'no-circular',
+      comment:
+        'A module never imports itself back through others: each layer is read before the ones above it.',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
     forbid(
       'rules-are-pure',
       'src/rules/ evaluates: no HTTP, SQL, files or sockets, and no layer above it.',
@@ -63,8 +71,19 @@ module.exports = {
       'Guard detectors are called by evaluation and built by services; they know neither.',
       '^src/guards/',
       {
-        path: ['^src/(store|services|routes|http|proxy|models|rules|judge)/', '^src/(app|server|cli)\\.ts$'],
+        // Of the rules, a guard's configuration knows only the cascade's band, a leaf.
+        path: [
+          '^src/(store|services|routes|http|proxy|models|judge)/',
+          '^src/rules/(?!band\\.ts$)',
+          '^src/(app|server|cli)\\.ts$',
+        ],
       },
+    ),
+    forbid(
+      'scoring-is-a-leaf',
+      'The Scorer interface and its cached calls are shared by the judge and the guards; they know neither.',
+      '^src/scoring/',
+      { path: ['^src/(?!scoring/)'] },
     ),
     forbid('net-is-a-leaf', 'The outbound HTTP client depends on nothing of Warden.', '^src/net/', {
       path: ['^src/(?!errors\\.ts)'],

@@ -12,6 +12,8 @@
 //   node bench/ab.mjs --a . --b . --a-env METRICS_PORT=0 --case evaluate   (what metrics cost)
 //   node bench/ab.mjs --a . --b . --b-env EVALUATION_POOL_MIN_MS=60000 --case reference
 //     (the reference evaluation at default settings against itself with the pool kept out)
+//   node bench/ab.mjs --case reference --b-case reference-mask
+//     (masking against blocking: the reference policy's finding rules with `action: mask`)
 //
 // Each checkout must be built (`npm run build`). Needs wrk and taskset (Debian: wrk, util-linux).
 import { execFileSync, spawn } from 'node:child_process'
@@ -49,6 +51,8 @@ const { opts } = benchArgs(
     'a-env': { type: 'string', multiple: true, default: [] },
     'b-env': { type: 'string', multiple: true, default: [] },
     case: { type: 'string', default: 'get' },
+    // b's case, when it differs from a's (same request, another policy): `--case reference --b-case reference-mask`.
+    'b-case': { type: 'string' },
   },
 )
 
@@ -66,13 +70,29 @@ const CASES = {
     policy: JSON.stringify(REFERENCE_POLICY),
   },
 }
-const chosen = CASES[opts.case]
-if (!chosen) throw new Error(`--case must be one of ${Object.keys(CASES).join(', ')}`)
+// The reference with its finding rules (pii, keywords, regex) masking instead of blocking: the
+// same detection, plus the masked conversation built and answered.
+CASES['reference-mask'] = {
+  ...CASES.reference,
+  policy: JSON.stringify({
+    ...REFERENCE_POLICY,
+    rules: REFERENCE_POLICY.rules.map((r) => (r.type === 'length' ? r : { ...r, action: 'mask' })),
+  }),
+}
+const caseOf = (name) => {
+  const found = CASES[name]
+  if (!found) throw new Error(`--case must be one of ${Object.keys(CASES).join(', ')}`)
+  if (found.method !== CASES[opts.case]?.method || found.body !== CASES[opts.case]?.body) {
+    throw new Error('--b-case must send the same request as --case')
+  }
+  return found
+}
+const chosen = caseOf(opts.case)
 
 const key = `bench-ab-${randomBytes(16).toString('hex')}`
 const dir = mkdtempSync(join(tmpdir(), 'warden-ab-'))
 
-async function start(name, checkout, extraEnv) {
+async function start(name, checkout, extraEnv, chosen) {
   const root = resolve(checkout)
   const { proc, base } = await startProcess(
     [...startFlags(root), join(root, 'bin/warden.js'), 'serve'],
@@ -143,8 +163,8 @@ try {
   if (error.code === 'ENOENT') throw new Error('bench/ab.mjs needs wrk (apt-get install wrk)')
 }
 const servers = [
-  await start('a', opts.a, envPairs(opts['a-env'])),
-  await start('b', opts.b, envPairs(opts['b-env'])),
+  await start('a', opts.a, envPairs(opts['a-env']), chosen),
+  await start('b', opts.b, envPairs(opts['b-env']), caseOf(opts['b-case'] ?? opts.case)),
 ]
 try {
   await Promise.all(servers.map((s) => load(s, 2)))
@@ -164,7 +184,7 @@ try {
   }
   const sorted = [...ratios].sort((x, y) => x - y)
   console.log(
-    `${opts.case}: b/a median ${median(ratios).toFixed(3)} (${sorted[0].toFixed(3)}–${sorted[sorted.length - 1].toFixed(3)}) over ${ratios.length} rounds`,
+    `${opts.case}${opts['b-case'] ? ` vs ${opts['b-case']}` : ''}: b/a median ${median(ratios).toFixed(3)} (${sorted[0].toFixed(3)}–${sorted[sorted.length - 1].toFixed(3)}) over ${ratios.length} rounds`,
   )
 } finally {
   for (const s of servers) s.proc.kill('SIGKILL')

@@ -14,7 +14,8 @@
 //     (one clock: both ends are this process), against the time the upstream takes for 2 words;
 // (c) Warden's CPU time (/proc/<pid>/stat) per streamed reply of 1, 10 and 100 KB sent at once,
 //     and per KB, to show it grows linearly;
-// (d) the same with the judged output rule (one judge call per window of STREAM_WINDOW_CHARS).
+// (d) the same with the judged output rule (one judge call per window of STREAM_WINDOW_CHARS);
+// (e) the first token of a reply opening with a masked value's placeholder, put back or not.
 import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer, request } from 'node:http'
 import { tmpdir } from 'node:os'
@@ -125,12 +126,18 @@ const BODY = JSON.stringify({
   stream: true,
   messages: [{ role: 'user', content: 'Hello! Where is my order? I ordered it last Monday.' }],
 })
+/** A request whose e-mail address an input mask rule replaces by [EMAIL_1] before the upstream sees it. */
+const MASKED_BODY = JSON.stringify({
+  model: 'bench-model',
+  stream: true,
+  messages: [{ role: 'user', content: 'Hello! Please send the invoice to jane.doe@example.com today.' }],
+})
 
 /**
  * One streamed call: the time to the first text, and for each character the time it was read.
  * Resolves once [DONE] was read.
  */
-function streamed(port, path, headers = {}) {
+function streamed(port, path, headers = {}, body = BODY) {
   return new Promise((resolve, reject) => {
     const t0 = performance.now()
     let first = null
@@ -145,12 +152,19 @@ function streamed(port, path, headers = {}) {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
-          'content-length': Buffer.byteLength(BODY),
+          'content-length': Buffer.byteLength(body),
           ...headers,
         },
       },
       (res) => {
-        if (res.statusCode !== 200) reject(new Error(`${path} answered ${res.statusCode}`))
+        if (res.statusCode !== 200) {
+          let body = ''
+          res.setEncoding('utf8').on('data', (d) => {
+            body += d
+          })
+          res.on('end', () => reject(new Error(`${path} answered ${res.statusCode}: ${body}`)))
+          return
+        }
         res.setEncoding('utf8')
         res.on('data', (part) => {
           const now = performance.now()
@@ -175,7 +189,7 @@ function streamed(port, path, headers = {}) {
       },
     )
     req.on('error', reject)
-    req.end(BODY)
+    req.end(body)
   })
 }
 
@@ -230,6 +244,27 @@ async function main() {
       definition: 'The reply makes no promise the shop cannot keep.',
       target: ['output'],
     })
+    // Masking: the same output policy, and an input rule masking e-mail addresses, whose values
+    // are put back into the reply (`masked`) or not (`masked-kept`).
+    for (const [id, restore] of [
+      ['masked', true],
+      ['masked-kept', false],
+    ]) {
+      await api(warden.port, '/v1/applications', {
+        id,
+        name: id,
+        description: 'The streaming benchmark, masking',
+        provider: 'bench',
+        model: 'bench-model',
+      })
+      await api(warden.port, `/v1/applications/${id}/policies`, { id: 'reference', ...reference })
+      await api(warden.port, `/v1/applications/${id}/policies`, {
+        id: 'mask-email',
+        rules: [{ type: 'pii', flagged: ['email'], action: 'mask', restore }],
+        target: ['input'],
+        override_response: 'Sorry, I cannot share that.',
+      })
+    }
     const headers = { authorization: `Bearer ${ADMIN_KEY}` }
     const through = (app) => () => streamed(warden.port, `/v1/applications/${app}/chat/completions`, headers)
     const direct = () => streamed(upstreamPort, '/v1/chat/completions')
@@ -291,6 +326,26 @@ async function main() {
         opening[name].push(run.first)
       }
     }
+    // Restoring: a reply that opens with the placeholder the upstream was given, through an
+    // application that puts the value back and one that does not (the same masking otherwise).
+    const restoring = { masked: [], 'masked-kept': [] }
+    for (let round = 0; round < 3 * ROUNDS; round++) {
+      plan.words = replyWords(20, 4000 + round)
+      plan.words[0] = '[EMAIL_1]'
+      plan.words[1] = ' is'
+      for (const name of round % 2 === 0 ? ['masked', 'masked-kept'] : ['masked-kept', 'masked']) {
+        const run = await streamed(
+          warden.port,
+          `/v1/applications/${name}/chat/completions`,
+          headers,
+          MASKED_BODY,
+        )
+        const expected = plan.words.join('')
+        const want = name === 'masked' ? expected.replace('[EMAIL_1]', 'jane.doe@example.com') : expected
+        if (run.text !== want) throw new Error(`${name}: the reply arrived changed: ${run.text}`)
+        restoring[name].push(run.first)
+      }
+    }
     const m = (name, key) => median(paced[name].map((r) => r[key]))
     console.log()
     console.log(`## A paced clean reply (ms; medians of ${ROUNDS} rounds)`)
@@ -350,6 +405,17 @@ async function main() {
       )
     }
 
+    console.log()
+    console.log(`## Restoring a masked value in a streamed reply (ms; medians of ${3 * ROUNDS} rounds)`)
+    console.log()
+    console.log('| path | first token |')
+    console.log('|---|---:|')
+    console.log(`| input masked, the value put back into the reply | ${fmt(median(restoring.masked))} |`)
+    console.log(
+      `| input masked, the placeholder left in the reply (\`restore: false\`) | ${fmt(median(restoring['masked-kept']))} |`,
+    )
+
+    const restoreAdded = median(restoring.masked) - median(restoring['masked-kept'])
     const firstAdded = median(opening.deterministic) - median(opening.direct)
     const bareFirstAdded = m('deterministic', 'first') - m('direct', 'first')
     const delayBudget = 2 * WORD_MS + 5
@@ -362,6 +428,9 @@ async function main() {
     console.log()
     console.log(
       `    ${firstAdded <= 10 ? 'PASS' : 'FAIL'}  first token ≤ upstream's + 10 ms, a reply opening with "Sure,"  (+${fmt(firstAdded)} ms; opening with a bare word, which may be an address in progress: +${fmt(bareFirstAdded)} ms)`,
+    )
+    console.log(
+      `    ${restoreAdded <= 2 ? 'PASS' : 'FAIL'}  restoring adds ≤ 2 ms to the first token, a reply opening with its placeholder  (${restoreAdded >= 0 ? '+' : ''}${fmt(restoreAdded)} ms)`,
     )
     console.log(
       `    ${m('deterministic', 'delay') <= delayBudget ? 'PASS' : 'FAIL'}  median delay ≤ 2 words (${2 * WORD_MS} ms) + 5 ms  (${fmt(m('deterministic', 'delay'))} ms; the upstream's own: ${fmt(m('direct', 'delay'))} ms)`,

@@ -1,6 +1,8 @@
 // An OpenAI-compatible upstream: POST /v1/chat/completions reads the JSON body and answers a fixed
 // completion (or, for `stream: true`, the same reply as six chunks of text between a role chunk
-// and a stop chunk). The far side of the proxy benchmark, so that what is measured is Warden's own
+// and a stop chunk); POST /v1/responses answers the same text as a Response (OpenAI's Responses
+// API; streamed, as its events: created, the item and part added, six text deltas, done, and
+// response.completed). The far side of the proxy benchmark, so that what is measured is Warden's own
 // work.
 //
 // DELAY_MS (default 0: at once) is how long the model takes to answer. A completion is sent whole
@@ -50,10 +52,52 @@ const events = [
   ].map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`),
   'data: [DONE]\n\n',
 ]
-const stream = events.join('')
+
+const response = {
+  id: 'resp_bench',
+  object: 'response',
+  created_at: 1795316060,
+  status: 'completed',
+  error: null,
+  incomplete_details: null,
+  model: 'bench-model',
+  output: [
+    {
+      type: 'message',
+      id: 'msg_bench',
+      status: 'completed',
+      role: 'assistant',
+      content: [{ type: 'output_text', text: TEXT, annotations: [] }],
+    },
+  ],
+  usage: { input_tokens: 60, output_tokens: 30, total_tokens: 90 },
+}
+const item = response.output[0]
+const at = { item_id: 'msg_bench', output_index: 0, content_index: 0 }
+const responseEvents = [
+  { type: 'response.created', response: { ...response, status: 'in_progress', output: [] } },
+  {
+    type: 'response.output_item.added',
+    output_index: 0,
+    item: { ...item, status: 'in_progress', content: [] },
+  },
+  { type: 'response.content_part.added', ...at, part: { type: 'output_text', text: '', annotations: [] } },
+  ...pieces.map((delta) => ({ type: 'response.output_text.delta', ...at, delta })),
+  { type: 'response.output_text.done', ...at, text: TEXT },
+  { type: 'response.content_part.done', ...at, part: item.content[0] },
+  { type: 'response.output_item.done', output_index: 0, item },
+  { type: 'response.completed', response },
+].map(
+  (event, sequence_number) =>
+    `event: ${event.type}\ndata: ${JSON.stringify({ ...event, sequence_number })}\n\n`,
+)
+const replies = {
+  '/v1/chat/completions': { whole: completion, events },
+  '/v1/responses': { whole: JSON.stringify(response), events: responseEvents },
+}
 
 /** Writes the stream's events over DELAY_MS, the last one when the delay is over. */
-function spread(res) {
+function spread(res, events) {
   const started = performance.now()
   const due = (i) => (DELAY_MS * (i + 1)) / events.length
   let next = 0
@@ -77,7 +121,8 @@ const server = createServer((req, res) => {
     }
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8'))
     const streamed = body.stream === true
-    const payload = streamed ? stream : completion
+    const reply = replies[req.url] ?? replies['/v1/chat/completions']
+    const payload = streamed ? reply.events.join('') : reply.whole
     const headers = {
       'content-type': streamed ? 'text/event-stream; charset=utf-8' : 'application/json',
       'content-length': Buffer.byteLength(payload),
@@ -85,7 +130,7 @@ const server = createServer((req, res) => {
     if (DELAY_MS === 0) res.writeHead(200, headers).end(payload)
     else if (streamed) {
       res.writeHead(200, headers)
-      spread(res)
+      spread(res, reply.events)
     } else setTimeout(() => res.writeHead(200, headers).end(payload), DELAY_MS)
   })
 })

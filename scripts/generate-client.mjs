@@ -50,7 +50,7 @@ function enumValues(document) {
  */
 function ruleTypeForms(document) {
   const forms = document['x-rule-types'] ?? {}
-  return `\n/** Each rule type's form, from the document's \`x-rule-types\`. */\nexport const ruleTypeForms = ${JSON.stringify(forms, null, 2)} as const satisfies Record<NonNullable<components["schemas"]["PolicyRule"]["type"]>, { value?: string; threshold?: string; flagged?: 'pii' | 'toxicity' | 'phrases'; detector?: true; about: string }>;\n`
+  return `\n/** Each rule type's form, from the document's \`x-rule-types\`. */\nexport const ruleTypeForms = ${JSON.stringify(forms, null, 2)} as const satisfies Record<NonNullable<components["schemas"]["PolicyRule"]["type"]>, { value?: string; threshold?: string; flagged?: 'pii' | 'toxicity' | 'phrases'; detector?: true; mask?: true; allowed?: 'findings' | 'text'; about: string }>;\n`
 }
 
 /** The files to write, by path under CLIENT_DIR, for an OpenAPI document. */

@@ -35,6 +35,7 @@ import { evaluationsRoutes } from './routes/v1/evaluations.js'
 import { litellmRoutes } from './routes/v1/litellm.js'
 import { policiesRoutes } from './routes/v1/policies.js'
 import { policyTestsRoutes } from './routes/v1/policy-tests.js'
+import { responsesRoutes } from './routes/v1/responses.js'
 import { ApiKeyCreatedSchema, ApiKeySchema } from './schemas/api-keys.js'
 import { ApplicationSchema } from './schemas/applications.js'
 import { ChatCompletionProblemSchema } from './schemas/chat-completions.js'
@@ -215,7 +216,16 @@ export async function buildApp({ config, store, services, logger }: AppOptions):
   // Routes with a body limit of their own declare it (docs/conventions.md); the rest take BODY_LIMIT_BYTES.
   await app.register(evaluationsRoutes, { services, bodyLimit: config.bodyLimits.evaluations })
   await app.register(policyTestsRoutes, { services })
-  await app.register(chatCompletionsRoutes, { services, bodyLimit: config.bodyLimits.chatCompletions })
+  await app.register(chatCompletionsRoutes, {
+    services,
+    bodyLimit: config.bodyLimits.chatCompletions,
+    providers: config.providers,
+  })
+  await app.register(responsesRoutes, {
+    services,
+    bodyLimit: config.bodyLimits.chatCompletions,
+    providers: config.providers,
+  })
   await app.register(litellmRoutes, { services })
   await app.after()
   addMethodNotAllowedRoutes(app, routes)

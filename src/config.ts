@@ -1,5 +1,15 @@
 /** Environment → validated, frozen configuration. Read once at start-up, then passed in. */
 
+import {
+  baseUrl,
+  ConfigError,
+  choice,
+  flag,
+  httpUrl,
+  integer,
+  type WorkspaceGrant,
+  workspaceGrant,
+} from './environment.js'
 import { type GuardDirectory, loadGuards } from './guards/config.js'
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
@@ -114,15 +124,6 @@ export interface TracingConfig {
 
 export type EvaluationLogContent = 'redacted' | 'none' | 'full'
 
-/**
- * The workspaces an operator grants something it configures (PROVIDER_<NAME>_WORKSPACES, and
- * GUARD_<NAME>_WORKSPACES alike): their names, or null for every workspace (the variable unset).
- */
-export type WorkspaceGrant = ReadonlySet<string> | null
-
-/** A workspace's name, as `warden workspaces create` takes it. */
-export const WORKSPACE_NAME = /^[A-Za-z0-9._-]{1,64}$/
-
 /** An OpenAI-compatible upstream of a model provider. */
 export interface ProviderUpstream {
   /** e.g. https://api.openai.com/v1; requests go to `{baseUrl}/chat/completions`. */
@@ -131,6 +132,11 @@ export interface ProviderUpstream {
   readonly apiKey: string | null
   /** The workspaces that may use it (PROVIDER_<NAME>_WORKSPACES); null: every workspace. */
   readonly workspaces: WorkspaceGrant
+  /**
+   * Top-level request fields outside OpenAI's APIs that this provider takes and the guarded routes
+   * pass on as sent (PROVIDER_<NAME>_EXTRA_FIELDS, e.g. vLLM's `min_p`); empty: none.
+   */
+  readonly extraFields: ReadonlySet<string>
 }
 
 export interface ProviderDirectory {
@@ -142,26 +148,14 @@ export interface ProviderDirectory {
   find(provider: string): ProviderUpstream | undefined
   /** The configured provider NAMEs (upper-cased), for messages. */
   readonly names: readonly string[]
+  /** Every provider's extra fields together: what a guarded route sets aside before its schema reads the body. */
+  readonly extraFields: ReadonlySet<string>
 }
 
 /** The NAME of a provider in PROVIDER_<NAME>_…: upper-cased, every other character as `_`. */
 export const providerEnvName = (provider: string): string => provider.toUpperCase().replace(/[^A-Z0-9]/g, '_')
 
-export class ConfigError extends Error {
-  override name = 'ConfigError'
-}
-
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
-
-function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name]
-  if (raw === undefined || raw.trim() === '') return fallback
-  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got "${raw}"`)
-  const value = Number(raw.trim())
-  if (value < min || value > max)
-    throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`)
-  return value
-}
 
 /** BODY_LIMIT_BYTES's default: 1 MiB. */
 export const DEFAULT_BODY_LIMIT = 1_048_576
@@ -220,24 +214,13 @@ function redisUrl(raw: string | undefined): string | null {
 }
 
 function judgeConfig(env: NodeJS.ProcessEnv): JudgeConfig | null {
-  const raw = env.JUDGE_BASE_URL?.trim()
-  if (!raw) return null
-  let url: URL
-  try {
-    url = new URL(raw)
-  } catch {
-    throw new ConfigError(`JUDGE_BASE_URL is not a valid URL: "${raw}"`)
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new ConfigError('JUDGE_BASE_URL must start with http:// or https://')
-  // fetch refuses URLs that carry credentials: every call would fail. The key goes in JUDGE_API_KEY.
-  if (url.username || url.password)
-    throw new ConfigError('JUDGE_BASE_URL must not carry credentials; set JUDGE_API_KEY instead')
+  const url = baseUrl(env, 'JUDGE_BASE_URL', 'JUDGE_API_KEY')
+  if (url === null) return null
   const model = env.JUDGE_MODEL?.trim()
   if (!model) throw new ConfigError('JUDGE_MODEL is required when JUDGE_BASE_URL is set')
   const apiKey = env.JUDGE_API_KEY?.trim()
   return Object.freeze({
-    baseUrl: raw.replace(/\/+$/, ''),
+    baseUrl: url,
     model,
     apiKey: apiKey ? apiKey : null,
     timeoutMs: integer(env, 'JUDGE_TIMEOUT_MS', 10_000, 1, 600_000),
@@ -245,88 +228,54 @@ function judgeConfig(env: NodeJS.ProcessEnv): JudgeConfig | null {
   })
 }
 
+/** A top-level field name a provider may take beyond OpenAI's APIs (`min_p`, `chat_template_kwargs`). */
+const EXTRA_FIELD = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/
+
 /**
- * The workspaces `variable` (a comma-separated list of workspace names) grants; null when it is
- * unset. Throws a ConfigError naming the variable for a list that names no workspace or holds
- * something that is no workspace's name.
+ * PROVIDER_<NAME>_EXTRA_FIELDS: comma-separated top-level field names (spaces around a name
+ * allowed), each 1 to 64 of A-Z, a-z, 0-9 and `_`, not starting with a digit. Unset or empty:
+ * none. Anything else stops the start-up, naming the variable.
  */
-export function workspaceGrant(env: NodeJS.ProcessEnv, variable: string): WorkspaceGrant {
+export function extraFields(env: NodeJS.ProcessEnv, variable: string): ReadonlySet<string> {
   const raw = env[variable]
-  if (raw === undefined) return null
-  const names = raw.split(',').map((name) => name.trim())
-  if (names.every((name) => name === ''))
-    throw new ConfigError(`${variable} names no workspace; unset it to grant every workspace`)
+  if (raw === undefined || raw.trim() === '') return Object.freeze(new Set<string>())
+  const names = raw.split(',').map((n) => n.trim())
   for (const name of names)
-    if (!WORKSPACE_NAME.test(name))
+    if (!EXTRA_FIELD.test(name))
       throw new ConfigError(
-        `${variable} must be workspace names separated by commas (each 1 to 64 of A-Z, a-z, 0-9, ".", "_", "-"), got "${name}"`,
+        `${variable} must be top-level field names separated by commas (each 1 to 64 of A-Z, a-z, 0-9, "_", not starting with a digit), got "${raw}"`,
       )
   return Object.freeze(new Set(names))
 }
 
 function providers(env: NodeJS.ProcessEnv): ProviderDirectory {
   const upstreams = new Map<string, ProviderUpstream>()
-  for (const [name, value] of Object.entries(env)) {
-    const granted = /^PROVIDER_([A-Z0-9_]+)_WORKSPACES$/.exec(name)
+  for (const name of Object.keys(env)) {
+    const granted = /^PROVIDER_([A-Z0-9_]+)_(WORKSPACES|EXTRA_FIELDS)$/.exec(name)
     if (granted?.[1] && !env[`PROVIDER_${granted[1]}_BASE_URL`]?.trim())
       throw new ConfigError(
-        `${name} is set but PROVIDER_${granted[1]}_BASE_URL is not: there is no upstream to grant`,
+        `${name} is set but PROVIDER_${granted[1]}_BASE_URL is not: there is no upstream to ${granted[2] === 'WORKSPACES' ? 'grant' : 'pass fields to'}`,
       )
     const match = /^PROVIDER_([A-Z0-9_]+)_BASE_URL$/.exec(name)
-    const raw = value?.trim()
-    if (!match?.[1] || !raw) continue
-    let url: URL
-    try {
-      url = new URL(raw)
-    } catch {
-      throw new ConfigError(`${name} is not a valid URL: "${raw}"`)
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:')
-      throw new ConfigError(`${name} must start with http:// or https://`)
-    if (url.username || url.password)
-      throw new ConfigError(`${name} must not carry credentials; set PROVIDER_${match[1]}_API_KEY instead`)
+    if (!match?.[1]) continue
+    const url = baseUrl(env, name, `PROVIDER_${match[1]}_API_KEY`)
+    if (url === null) continue
     const apiKey = env[`PROVIDER_${match[1]}_API_KEY`]?.trim()
     upstreams.set(
       match[1],
       Object.freeze({
-        baseUrl: raw.replace(/\/+$/, ''),
+        baseUrl: url,
         apiKey: apiKey ? apiKey : null,
         workspaces: workspaceGrant(env, `PROVIDER_${match[1]}_WORKSPACES`),
+        extraFields: extraFields(env, `PROVIDER_${match[1]}_EXTRA_FIELDS`),
       }),
     )
   }
   return Object.freeze({
     find: (provider: string) => upstreams.get(providerEnvName(provider)),
     names: Object.freeze([...upstreams.keys()].sort()),
+    extraFields: Object.freeze(new Set([...upstreams.values()].flatMap((u) => [...u.extraFields]))),
   })
-}
-
-/**
- * A boolean variable: `true` or `false` (any case, blanks around ignored), `fallback` when unset
- * or empty; anything else is refused, never read as false.
- */
-export function flag(env: NodeJS.ProcessEnv, name: string, fallback = false): boolean {
-  const raw = env[name]
-  if (raw === undefined || raw.trim() === '') return fallback
-  const value = raw.trim().toLowerCase()
-  if (value === 'true') return true
-  if (value === 'false') return false
-  throw new ConfigError(`${name} must be true or false, got "${raw}"`)
-}
-
-/** An OTLP endpoint: an http:// or https:// URL, or a ConfigError naming the variable. */
-function otlpEndpoint(env: NodeJS.ProcessEnv, name: string): string {
-  const raw = env[name]?.trim() ?? ''
-  if (raw === '') return ''
-  let url: URL
-  try {
-    url = new URL(raw)
-  } catch {
-    throw new ConfigError(`${name} is not a valid URL: "${raw}"`)
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new ConfigError(`${name} must start with http:// or https://`)
-  return raw
 }
 
 /**
@@ -342,8 +291,8 @@ function tracing(env: NodeJS.ProcessEnv): TracingConfig | null {
   const disabled = flag(env, 'OTEL_SDK_DISABLED')
   const guardrailAttributes = flag(env, 'TRACING_GUARDRAIL_ATTRIBUTES')
   const captureMessageContent = flag(env, 'OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT')
-  const tracesEndpoint = otlpEndpoint(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT')
-  const endpoint = otlpEndpoint(env, 'OTEL_EXPORTER_OTLP_ENDPOINT')
+  const tracesEndpoint = httpUrl(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT')
+  const endpoint = httpUrl(env, 'OTEL_EXPORTER_OTLP_ENDPOINT')
   if (disabled) return null
   const exporters = (env.OTEL_TRACES_EXPORTER ?? 'otlp').split(',').map((e) => e.trim())
   if (!exporters.includes('otlp')) return null
@@ -357,7 +306,7 @@ function tracing(env: NodeJS.ProcessEnv): TracingConfig | null {
   })
 }
 
-const LOG_CONTENTS: readonly EvaluationLogContent[] = ['redacted', 'none', 'full']
+const LOG_CONTENTS: readonly [EvaluationLogContent, ...EvaluationLogContent[]] = ['redacted', 'none', 'full']
 
 /** Reads and validates the environment; throws ConfigError with one clear line on bad input. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -404,7 +353,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownGraceSeconds: integer(env, 'SHUTDOWN_GRACE_SECONDS', 10, 1, 3600),
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_SECONDS', 30, 1, 3600) * 1000,
     judge: judgeConfig(env),
-    evaluationLogContent: logContent(env.EVALUATION_LOG_CONTENT),
+    evaluationLogContent: choice(env, 'EVALUATION_LOG_CONTENT', LOG_CONTENTS),
     evaluationRetentionDays: integer(env, 'EVALUATION_RETENTION_DAYS', 30, 1, 36_500),
     metricsPort: integer(env, 'METRICS_PORT', 9464, 0, 65535),
     metricsHost: env.METRICS_HOST?.trim() || '127.0.0.1',
@@ -439,11 +388,4 @@ function bodyBudget(env: NodeJS.ProcessEnv, largestBody: number): Config['bodyBu
   )
   const total = budget('BODY_BUDGET_BYTES', DEFAULT_BODY_BUDGET, workspace, 'WORKSPACE_BODY_BUDGET_BYTES')
   return Object.freeze({ workspace, total })
-}
-
-function logContent(raw: string | undefined): EvaluationLogContent {
-  const value = (raw?.trim() || 'redacted') as EvaluationLogContent
-  if (!LOG_CONTENTS.includes(value))
-    throw new ConfigError(`EVALUATION_LOG_CONTENT must be one of ${LOG_CONTENTS.join(', ')}, got "${raw}"`)
-  return value
 }

@@ -42,20 +42,31 @@ export interface TextSize {
  * superscript, circled digits). Text without them costs the pii rule a few tens of nanoseconds a
  * character; each of them, up to tens of microseconds (bench/evaluation-cost.mjs). An `@` counts
  * three times: an e-mail's confirmation reads the whole address around it, where a digit's is
- * shared by the digits of its number.
+ * shared by the digits of its number. Two candidates may hold none of them, and count too: a
+ * hyphen between letters (a MAC address written AA-BB-CC-DD-EE-FF) and a run of sixteen capitals
+ * and digits (a codice fiscale whose digits omocodia turned into letters).
  */
 const TRIGGER = /[\p{N}\uFF1A\uFE55\uFE13]/u
 const AT = /[\uFF20\uFE6B]/u
 const AT_WEIGHT = 3
+const CAPITALS_RUN = 16
+
+const isAsciiLetter = (c: number) => (c >= 65 && c <= 90) || (c >= 97 && c <= 122)
 
 /** The triggers of `text`, `@` weighted (see TRIGGER). */
 function countTriggers(text: string): number {
   let n = 0
+  let capitals = 0
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i)
     if (c < 128) {
       if ((c >= 48 && c <= 58) || c === 64) n += c === 64 ? AT_WEIGHT : 1
+      else if (c === 45 && isAsciiLetter(text.charCodeAt(i - 1)) && isAsciiLetter(text.charCodeAt(i + 1))) n++
+      if ((c >= 65 && c <= 90) || (c >= 48 && c <= 57)) {
+        if (++capitals === CAPITALS_RUN) n++
+      } else capitals = 0
     } else {
+      capitals = 0
       const char = text[i] as string
       if (AT.test(char)) n += AT_WEIGHT
       else if (TRIGGER.test(char)) n++

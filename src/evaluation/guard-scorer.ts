@@ -4,10 +4,12 @@
  * (GUARD_<NAME>_WORKSPACES), escalations and calls counted.
  */
 import { LRUCache } from 'lru-cache'
-import type { WorkspaceGrant } from '../config.js'
+import type { WorkspaceGrant } from '../environment.js'
 import { createGuardClient, type GuardCallReport, type GuardClient } from '../guards/client.js'
-import type { Band, GuardConfig, GuardDirectory } from '../guards/config.js'
+import type { GuardConfig, GuardDirectory } from '../guards/config.js'
+import type { Band } from '../rules/band.js'
 import type { GuardReply, GuardScorer } from '../rules/evaluate.js'
+import { ScorerError } from '../scoring/scorer.js'
 
 export interface GuardScorerOptions {
   /**
@@ -69,8 +71,14 @@ export function createGuards(directory: GuardDirectory, options: GuardScorerOpti
       if (!client || !available(workspaceId).has(question.detector))
         return { error: `guard ${question.detector} is not configured for this workspace` }
       if (question.escalated) options.onEscalation?.(question.detector, question.request.ruleType)
-      const outcome = await client.check({ ...question.request, workspace: workspaceId }, signal)
-      return outcome.ok ? { verdict: outcome.verdict } : { error: outcome.error.detail }
+      try {
+        const ask = signal ? { workspace: workspaceId, signal } : { workspace: workspaceId }
+        return { verdict: await client.score(question.request, ask) }
+      } catch (error) {
+        return {
+          error: error instanceof ScorerError ? error.message : `guard ${question.detector} call failed`,
+        }
+      }
     },
   }
 }

@@ -2,21 +2,22 @@ import { existsSync } from 'node:fs'
 import { Worker } from 'node:worker_threads'
 import { AppError, type FieldError } from '../errors.js'
 import { FairQueue } from '../fair-queue.js'
-import type { Band } from '../guards/config.js'
-import type { GuardVerdict } from '../guards/verdict.js'
-import { type Judge, JudgeError, type JudgeScore } from '../judge/judge.js'
+import type { Judge } from '../judge/judge.js'
+import type { Band } from '../rules/band.js'
 import type { ConversationInput } from '../rules/conversation.js'
-import type {
-  EvaluablePolicy,
-  EvaluationOutcome,
-  GuardScorer,
-  RedactedConversation,
-  RuleObserver,
+import {
+  askScorer,
+  type EvaluablePolicy,
+  type EvaluationOutcome,
+  type GuardScorer,
+  type RedactedConversation,
+  type RuleObserver,
+  type ScorerAnswer,
 } from '../rules/evaluate.js'
 import type { ExternalQuestion } from '../rules/rule-types/rule-type.js'
 import type { RuleMethod } from '../rules/types.js'
 import type { PolicyCreate, PolicyRule, RuleType } from '../schemas/policies.js'
-import type { RedactedLog } from './redacted-log.js'
+import type { PooledRedactedLog } from './redacted-log.js'
 
 /**
  * The evaluation pool (docs/evaluation.md, "Large evaluations"): worker threads that run the
@@ -68,7 +69,7 @@ export interface PoolResult {
   invalid: FieldError[] | null
   outcome: Omit<EvaluationOutcome, 'redactable'>
   redacted: RedactedConversation | null
-  redactedLog: RedactedLog | null
+  redactedLog: PooledRedactedLog | null
   /** Each rule's duration when `timed`: [type, method, seconds]. */
   observed: [RuleType, RuleMethod, number][]
 }
@@ -91,13 +92,10 @@ export type ToWorker =
   | { kind: 'check'; id: number; task: CheckTask }
   | { kind: 'judged'; id: number; answers: JudgeReply[] }
 
-/** The judge's or a guard's answer to one call of a task, or why there is none. */
+/** The judge's or a guard's answer to one call of a task as the rule reads it (`askScorer`), or why there is none. */
 export interface JudgeReply {
   call: number
-  answer: JudgeScore | null
-  /** A guard's verdict (`answer` is then null). */
-  verdict?: GuardVerdict
-  failure: string | null
+  answer: ScorerAnswer
 }
 
 /** Messages from a worker to the main thread. */
@@ -370,7 +368,7 @@ export class EvaluationPool {
     this.dispatch()
   }
 
-  /** Asks the judge for a worker's task, answering what the rule shows exactly as evaluate's `ask` would. */
+  /** Asks the judge or a guard for a worker's task, and answers what the rule reads (`askScorer`). */
   private async judge(
     slot: Slot,
     job: Job,
@@ -378,36 +376,8 @@ export class EvaluationPool {
     call: number,
     asked: ExternalQuestion,
   ): Promise<void> {
-    const judge = this.options.judge
-    let reply: JudgeReply
-    try {
-      if (asked.scorer === 'guard') {
-        const guards = this.options.guards ?? null
-        const answer =
-          guards === null
-            ? { error: `guard ${asked.detector} is not configured` }
-            : await guards.ask(asked, job.workspace, job.signal())
-        reply =
-          'error' in answer
-            ? { call, answer: null, failure: answer.error }
-            : { call, answer: null, verdict: answer.verdict, failure: null }
-      } else if (asked.scorer === 'second') {
-        // The second stage answers in the worker that evaluates; it is never forwarded here.
-        reply = { call, answer: null, failure: 'second stage asked of the main thread' }
-      } else {
-        if (judge === null) throw new JudgeError('no judge configured')
-        const answer = await judge.score(asked.question, { workspace: job.workspace, signal: job.signal() })
-        reply = { call, answer, failure: null }
-      }
-    } catch (error) {
-      const failure =
-        error instanceof JudgeError
-          ? error.message
-          : job.signal().aborted
-            ? 'judge call aborted'
-            : 'judge call failed'
-      reply = { call, answer: null, failure }
-    }
+    const scorers = { judge: this.options.judge, guards: this.options.guards ?? null }
+    const reply: JudgeReply = { call, answer: await askScorer(asked, scorers, job.workspace, job.signal()) }
     // The task ran again elsewhere, or ended, meanwhile: this answer is for nobody.
     if (job.attempt !== attempt || job.slot !== slot || job.state !== 'waiting') return
     job.replies.push(reply)

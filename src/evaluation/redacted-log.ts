@@ -10,6 +10,17 @@ export interface RedactedLog {
   conversation: RedactedConversation
 }
 
+/**
+ * A `redacted` log entry's part made in the evaluation pool's worker: its policies, and its texts
+ * already written as the log writes them (`logTextsJson`), UTF-8 bytes that move to the main
+ * thread without a copy and on to the store as they are (`entryJson`).
+ */
+export interface PooledRedactedLog {
+  policies: Evaluation['policies']
+  /** `{"messages":…,"context":…}`, the redacted texts. */
+  texts: Uint8Array
+}
+
 const label = (kind: string) => `[${kind.toUpperCase()}]`
 
 /** Every occurrence of each text replaced by its label, the longest texts first. */

@@ -1,8 +1,8 @@
 import type { FieldError } from '../errors.js'
-import { guardRuleErrors, NO_GUARDS } from '../guards/rules.js'
 import { checkRules } from '../rules/validation.js'
 import type { PolicyRule } from '../schemas/policies.js'
 import { COMPILE_BUDGET_MS, checkMs } from './cost.js'
+import { guardRuleErrors, NO_GUARDS } from './guard-rules.js'
 import type { Guards } from './guard-scorer.js'
 import type { EvaluationPool } from './pool.js'
 

@@ -1,21 +1,19 @@
 import { parentPort, workerData } from 'node:worker_threads'
 import { LRUCache } from 'lru-cache'
 import type { FieldError } from '../errors.js'
-import type { Band } from '../guards/config.js'
-import type { GuardVerdict } from '../guards/verdict.js'
-import { type Judge, JudgeError, type JudgeScore } from '../judge/judge.js'
 import { shippedSecondStage } from '../models/second-stage.js'
 import { shippedClassifiers } from '../models/shipped.js'
 import {
   type CompiledPolicy,
   compilePolicy,
   evaluate,
-  type GuardReply,
-  type GuardScorer,
+  type RemoteScorers,
   redactConversation,
+  type ScorerAnswer,
 } from '../rules/evaluate.js'
 import type { ExternalQuestion } from '../rules/rule-types/rule-type.js'
 import { checkRules } from '../rules/validation.js'
+import { logTextsJson } from './log-json.js'
 import { draftPolicy } from './policy-for-evaluation.js'
 import type { FromWorker, PoolResult, PoolTask, ToWorker } from './pool.js'
 import { redactedLog } from './redacted-log.js'
@@ -41,66 +39,38 @@ const compiled = new LRUCache<string, CompiledPolicy>({ max: COMPILED_CACHE_SIZE
 const testRuns = new LRUCache<string, CompiledPolicy>({ max: 16 })
 
 /** Judge and guard calls waiting for the main thread, by task and call number. */
-const calls = new Map<string, { resolve: (answer: Remote) => void; reject: (error: Error) => void }>()
+const calls = new Map<string, (answer: ScorerAnswer) => void>()
 let nextCall = 1
 
-/** What the main thread answers a call: the judge's score or a guard's verdict. */
-type Remote = { answer: JudgeScore } | { verdict: GuardVerdict }
-
-const send = (message: FromWorker) => port.postMessage(message)
+const send = (message: FromWorker, transfer?: ArrayBuffer[]) => port.postMessage(message, transfer)
 
 /**
- * The judge and the guards for task `id`, asking the main thread. An evaluation asks all its
- * questions at once, before it waits: they leave together, once it has, so that the main thread
- * knows this thread is free for another task until their answers come back.
+ * The judge and the guards for task `id`, asked of the main thread, which answers each question
+ * as the rule reads it (`askScorer`). An evaluation asks all its questions at once, before it
+ * waits: they leave together, once it has, so that the main thread knows this thread is free for
+ * another task until their answers come back.
  */
-function scorersFor(id: number, task: PoolTask): { judge: Judge | null; guards: GuardScorer | null } {
+function remoteFor(id: number, task: PoolTask): RemoteScorers {
   let batch: { call: number; question: ExternalQuestion }[] | null = null
-  const ask = (question: ExternalQuestion): Promise<Remote> => {
-    const call = nextCall++
-    if (batch === null) {
-      const asked: { call: number; question: ExternalQuestion }[] = []
-      batch = asked
-      queueMicrotask(() => {
-        batch = null
-        send({ kind: 'judge', id, calls: asked })
-      })
-    }
-    batch.push({ call, question })
-    return new Promise((resolve, reject) => {
-      calls.set(`${id}:${call}`, { resolve, reject })
-    })
-  }
-  const judge: Judge | null = task.judge
-    ? {
-        model: 'main thread',
-        score: (question) =>
-          ask({ scorer: 'judge', question }).then((remote) => {
-            if ('answer' in remote) return remote.answer
-            throw new JudgeError('judge call failed')
-          }),
+  return {
+    judge: task.judge,
+    guards: new Map((task.guards ?? []).map(([name, cascade]) => [name, { cascade }])),
+    ask(question) {
+      const call = nextCall++
+      if (batch === null) {
+        const asked: { call: number; question: ExternalQuestion }[] = []
+        batch = asked
+        queueMicrotask(() => {
+          batch = null
+          send({ kind: 'judge', id, calls: asked })
+        })
       }
-    : null
-  const available = new Map<string, { cascade: Band | null }>(
-    (task.guards ?? []).map(([name, cascade]) => [name, { cascade }]),
-  )
-  const guards: GuardScorer | null =
-    available.size > 0
-      ? {
-          available: () => available,
-          ask: (question): Promise<GuardReply> =>
-            ask({ scorer: 'guard', ...question }).then(
-              (remote) =>
-                'verdict' in remote
-                  ? { verdict: remote.verdict }
-                  : { error: `guard ${question.detector} call failed` },
-              (error: unknown) => ({
-                error: error instanceof Error ? error.message : `guard ${question.detector} call failed`,
-              }),
-            ),
-        }
-      : null
-  return { judge, guards }
+      batch.push({ call, question })
+      return new Promise((resolve) => {
+        calls.set(`${id}:${call}`, resolve)
+      })
+    },
+  }
 }
 
 const empty = {
@@ -138,15 +108,18 @@ async function run(id: number, task: PoolTask): Promise<PoolResult> {
     return found
   })
   const observed: PoolResult['observed'] = []
-  const { judge, guards } = scorersFor(id, task)
   const outcome = await evaluate(evaluated, task.conversation, {
-    judge,
-    guards,
+    judge: null,
+    remote: remoteFor(id, task),
     second,
     workspace: task.workspace,
     ...(task.timed ? { observeRule: (type, method, seconds) => observed.push([type, method, seconds]) } : {}),
   })
   const redacted = task.redact ? redactConversation(task.conversation, outcome) : null
+  // The log's texts are written here, off the event loop, and move to the main thread as bytes.
+  const log = task.logRedacted
+    ? redactedLog(outcome.policies, task.conversation, outcome, redacted ?? undefined)
+    : null
   return {
     invalid: null,
     outcome: {
@@ -157,9 +130,7 @@ async function run(id: number, task: PoolTask): Promise<PoolResult> {
       masking: outcome.masking,
     },
     redacted,
-    redactedLog: task.logRedacted
-      ? redactedLog(outcome.policies, task.conversation, outcome, redacted ?? undefined)
-      : null,
+    redactedLog: log ? { policies: log.policies, texts: logTextsJson(log.conversation) } : null,
     observed,
   }
 }
@@ -183,17 +154,19 @@ port.on('message', (message: ToWorker) => {
   if (message.kind === 'judged') {
     for (const reply of message.answers) {
       const key = `${message.id}:${reply.call}`
-      const call = calls.get(key)
-      if (!call) continue
+      const resolve = calls.get(key)
+      if (!resolve) continue
       calls.delete(key)
-      if (reply.answer !== null) call.resolve({ answer: reply.answer })
-      else if (reply.verdict !== undefined) call.resolve({ verdict: reply.verdict })
-      else call.reject(new JudgeError(reply.failure ?? 'judge call failed'))
+      resolve(reply.answer)
     }
     return
   }
   run(message.id, message.task).then(
-    (result) => send({ kind: 'done', id: message.id, result }),
+    (result) => {
+      // The log's texts move (a transfer, not a copy): nothing here reads them again.
+      const texts = result.redactedLog?.texts
+      send({ kind: 'done', id: message.id, result }, texts ? [texts.buffer as ArrayBuffer] : undefined)
+    },
     (error: unknown) =>
       send({
         kind: 'failed',

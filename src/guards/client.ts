@@ -1,47 +1,39 @@
 /**
- * A client of one configured guard detector: asks its format's questions over HTTP and reads the
- * answers into a GuardVerdict. `check` never rejects: every failure (timeout, an HTTP error
- * status, an answer that is not the documented shape, a refusal, a network error, the caller
- * giving up) is an outcome the rule shows as its `error`, so that `on_error` decides. Answers are
- * cached per workspace, and calls take turns per workspace, as the judge's do.
+ * A client of one configured guard detector, a Scorer (scoring/scorer.ts): asks its format's
+ * questions over HTTP and reads the answers into a GuardVerdict. Every failure (timeout, an HTTP
+ * error status, an answer that is not the documented shape, a refusal, a network error, the
+ * caller giving up) rejects with a GuardError the rule shows as its `error`, so that `on_error`
+ * decides. Answers are cached and coalesced per workspace (scoring/calls.ts), and calls take
+ * turns per workspace, as the judge's do.
  */
-import { createHash } from 'node:crypto'
-import { LRUCache } from 'lru-cache'
 import { postJson, readBody } from '../net/outbound.js'
+import type { RuleType } from '../schemas/policies.js'
+import { createCachedCalls, inTurn, questionKey } from '../scoring/calls.js'
+import { type Scorer, ScorerError } from '../scoring/scorer.js'
 import { WorkspaceSlots } from '../workspace-slots.js'
 import { formatOptions, type GuardConfig } from './config.js'
 import { FORMATS, type GuardCall, type GuardFormatName } from './formats/index.js'
-import {
-  GuardAnswerError,
-  type GuardRequest,
-  type GuardRuleType,
-  type GuardVerdict,
-  type ToxicityCategory,
-} from './verdict.js'
+import { GuardAnswerError, type GuardRequest, type GuardVerdict } from './verdict.js'
 
 /** Why a guard could not answer. `aborted`: the caller's signal fired (it went away, or the process is stopping). */
 export type GuardErrorKind = 'timeout' | 'http' | 'garbage' | 'refused' | 'network' | 'aborted'
 
-export interface GuardError {
-  kind: GuardErrorKind
-  /** One short line for the rule's reason: never the API key, a URL or the server's error text. */
-  detail: string
-}
-
-export type GuardOutcome =
-  | { ok: true; verdict: GuardVerdict; ms: number; cached: boolean }
-  | { ok: false; error: GuardError; ms: number }
-
-/** A question and the workspace whose evaluation asks it. */
-export interface GuardCheck extends GuardRequest {
-  workspace: string
+/** Why a guard could not answer; the message is one short line for the rule's reason, never the API key, a URL or the server's error text. */
+export class GuardError extends ScorerError {
+  override name = 'GuardError'
+  constructor(
+    override readonly kind: GuardErrorKind,
+    message: string,
+  ) {
+    super(message, kind)
+  }
 }
 
 /** One question as `onCall` reports it (for metrics); `ms` counts from asking it (0 for a cache hit). */
 export interface GuardCallReport {
   detector: string
   format: GuardFormatName
-  ruleType: GuardRuleType
+  ruleType: RuleType
   outcome: 'answered' | 'cached' | GuardErrorKind
   ms: number
 }
@@ -54,34 +46,14 @@ export interface GuardClientOptions {
   cacheSize?: number
 }
 
-export interface GuardClient {
+/** A guard detector: answers a GuardRequest with its verdict, or rejects with a GuardError. */
+export interface GuardClient extends Scorer<GuardRequest, GuardVerdict> {
   readonly config: GuardConfig
-  /** Why the guard cannot serve this rule type (and toxicity categories), or null: part of validating a rule. */
-  cannotServe(ruleType: GuardRuleType, categories?: readonly ToxicityCategory[] | null): string | null
-  /** Asks the guard; never rejects. */
-  check(request: GuardCheck, signal?: AbortSignal): Promise<GuardOutcome>
 }
-
-/** Identical questions within this window are answered from the cache, as the judge's are. */
-const CACHE_TTL_MS = 10 * 60_000
 /** The most of an answer read: a verdict is a few hundred bytes, a moderation result a few KiB. */
 const MAX_ANSWER_BYTES = 1024 * 1024
 
-class Failure extends Error {
-  constructor(readonly error: GuardError) {
-    super(error.detail)
-  }
-}
-
-const fail = (kind: GuardErrorKind, detail: string) => new Failure({ kind, detail })
-
-/** A question under way, shared by every caller asking it meanwhile. */
-interface Flight {
-  promise: Promise<GuardVerdict>
-  controller: AbortController
-  /** Callers still waiting that could give up; when the last gives up, the call is abandoned. */
-  waiters: number
-}
+const fail = (kind: GuardErrorKind, detail: string) => new GuardError(kind, detail)
 
 /** Creates the client of one guard detector. */
 export function createGuardClient(config: GuardConfig, options: GuardClientOptions = {}): GuardClient {
@@ -92,13 +64,8 @@ export function createGuardClient(config: GuardConfig, options: GuardClientOptio
   const slots = new WorkspaceSlots(config.maxConcurrency, Math.max(1, Math.floor(config.maxConcurrency / 2)))
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' }
   if (config.apiKey) headers.authorization = `Bearer ${config.apiKey}`
-  const cache = new LRUCache<string, GuardVerdict>({
-    max: options.cacheSize ?? 10_000,
-    ttl: CACHE_TTL_MS,
-    ttlResolution: 0,
-    ...(options.now ? { perf: { now: options.now } } : {}),
-  })
-  const flights = new Map<string, Flight>()
+  const aborted = () => fail('aborted', `guard ${config.name} call aborted`)
+  const calls = createCachedCalls<GuardVerdict>({ size: options.cacheSize, now: options.now, copy, aborted })
 
   async function post(call: GuardCall, signal: AbortSignal, deadline: AbortSignal, caller?: AbortSignal) {
     let status: number
@@ -133,154 +100,79 @@ export function createGuardClient(config: GuardConfig, options: GuardClientOptio
     }
   }
 
-  async function ask(request: GuardCheck, calls: GuardCall[], caller?: AbortSignal): Promise<GuardVerdict> {
-    // One deadline from the moment the question is asked: waiting for a slot counts.
-    const deadline = new AbortController()
-    const timer = setTimeout(() => deadline.abort(), config.timeoutMs)
-    // Ends the sibling calls of a question once one of them failed.
-    const siblings = new AbortController()
-    const signals = [deadline.signal, siblings.signal]
-    if (caller) signals.push(caller)
-    const signal = AbortSignal.any(signals)
-    try {
-      try {
-        await slots.acquire(request.workspace, signal)
-      } catch {
-        if (deadline.signal.aborted)
-          throw fail('timeout', `guard ${config.name} did not answer within ${config.timeoutMs} ms`)
-        throw fail('aborted', `guard ${config.name} call aborted`)
-      }
-      try {
-        const answers = await Promise.all(
-          calls.map((call) =>
-            post(call, signal, deadline.signal, caller).catch((error: unknown) => {
-              siblings.abort()
-              throw error
-            }),
-          ),
-        )
-        let verdict: GuardVerdict
-        try {
-          verdict = format.read(answers, request, formatOpts)
-        } catch (error) {
-          if (error instanceof GuardAnswerError)
-            throw fail(
-              error.kind,
-              error.message.replace(/^guard(?:'s)? /, (m) => m.replace('guard', `guard ${config.name}`)),
-            )
-          throw fail('garbage', `guard ${config.name} answered something that could not be read`)
-        }
-        if (!(verdict.score >= 0 && verdict.score <= 1))
-          throw fail('garbage', `guard ${config.name} answered a score outside 0..1`)
-        return verdict
-      } finally {
-        slots.release(request.workspace)
-      }
-    } finally {
-      clearTimeout(timer)
+  async function ask(
+    request: GuardRequest,
+    workspace: string,
+    asked: GuardCall[],
+    caller: AbortSignal,
+  ): Promise<GuardVerdict> {
+    const failures = {
+      timedOut: () => fail('timeout', `guard ${config.name} did not answer within ${config.timeoutMs} ms`),
+      aborted,
     }
+    return inTurn(slots, workspace, config.timeoutMs, caller, failures, async (heeded, deadline) => {
+      // Ends the sibling calls of a question once one of them failed.
+      const siblings = new AbortController()
+      const signal = AbortSignal.any([heeded, siblings.signal])
+      const answers = await Promise.all(
+        asked.map((call) =>
+          post(call, signal, deadline, caller).catch((error: unknown) => {
+            siblings.abort()
+            throw error
+          }),
+        ),
+      )
+      let verdict: GuardVerdict
+      try {
+        verdict = format.read(answers, request, formatOpts)
+      } catch (error) {
+        if (error instanceof GuardAnswerError)
+          throw fail(
+            error.kind,
+            error.message.replace(/^guard(?:'s)? /, (m) => m.replace('guard', `guard ${config.name}`)),
+          )
+        throw fail('garbage', `guard ${config.name} answered something that could not be read`)
+      }
+      if (!(verdict.score >= 0 && verdict.score <= 1))
+        throw fail('garbage', `guard ${config.name} answered a score outside 0..1`)
+      return verdict
+    })
   }
 
   return {
     config,
-    cannotServe: (ruleType, categories) => format.cannotServe(ruleType, formatOpts, categories),
-    async check(request, signal) {
+    async score(request, { workspace, signal }) {
       const started = clock()
       const report = (outcome: GuardCallReport['outcome'], ms: number) =>
         onCall?.({ detector: config.name, format: config.format, ruleType: request.ruleType, outcome, ms })
       if (signal?.aborted) {
         report('aborted', 0)
-        return { ok: false, error: { kind: 'aborted', detail: `guard ${config.name} call aborted` }, ms: 0 }
+        throw aborted()
       }
-      let calls: GuardCall[]
+      let asked: GuardCall[]
       try {
-        calls = format.calls(request, formatOpts)
+        asked = format.calls(request, formatOpts)
       } catch {
         report('garbage', 0)
-        return {
-          ok: false,
-          error: { kind: 'garbage', detail: `guard ${config.name} could not be asked that` },
-          ms: 0,
-        }
+        throw fail('garbage', `guard ${config.name} could not be asked that`)
       }
-      // Answers are a workspace's own: a cached answer comes at once, so a shared one would let a
-      // tenant confirm what another's texts say by how fast it is answered.
-      const key = createHash('sha256')
-        .update(request.workspace)
-        .update('\0')
-        .update(config.name)
-        .update('\0')
-        .update(config.format)
-        .update('\0')
-        .update(request.ruleType)
-        .update('\0')
-        .update(JSON.stringify(calls))
-        .digest('base64url')
-      const hit = cache.get(key)
-      if (hit) {
+      const key = questionKey(workspace, config.name, config.format, request.asks, JSON.stringify(asked))
+      const answer = calls.ask(key, (abandoned) => ask(request, workspace, asked, abandoned), signal)
+      if (answer.cached) {
         report('cached', 0)
-        return { ok: true, verdict: copy(hit), ms: 0, cached: true }
-      }
-      // A question already under way is followed, not asked again; the call is abandoned only
-      // when every caller following it has given up.
-      let flight = flights.get(key)
-      const shared = flight !== undefined
-      if (!flight) {
-        const controller = new AbortController()
-        const promise = ask(request, calls, controller.signal).then((verdict) => {
-          cache.set(key, verdict)
-          return verdict
-        })
-        const started: Flight = { promise, controller, waiters: 0 }
-        flights.set(key, started)
-        // Failures are not cached: the next asker tries again.
-        const land = () => flights.get(key) === started && flights.delete(key)
-        promise.then(land, land)
-        flight = started
+        return answer.answer
       }
       try {
-        const verdict = await follow(flight, key, signal)
-        const ms = clock() - started
-        if (!shared) report('answered', ms)
-        return { ok: true, verdict: copy(verdict), ms, cached: false }
+        const verdict = await answer.answer
+        if (!answer.shared) report('answered', clock() - started)
+        return verdict
       } catch (error) {
-        const ms = clock() - started
         const failure =
-          error instanceof Failure
-            ? error.error
-            : { kind: 'network' as const, detail: `could not reach guard ${config.name}` }
-        if (!shared || failure.kind === 'aborted') report(failure.kind, ms)
-        return { ok: false, error: failure, ms }
+          error instanceof GuardError ? error : fail('network', `could not reach guard ${config.name}`)
+        if (!answer.shared || failure.kind === 'aborted') report(failure.kind, clock() - started)
+        throw failure
       }
     },
-  }
-
-  function follow(flight: Flight, key: string, signal: AbortSignal | undefined): Promise<GuardVerdict> {
-    // A caller without a signal never gives up, so it holds the call open for good.
-    flight.waiters++
-    if (!signal) return flight.promise
-    return new Promise((resolve, reject) => {
-      const leave = () => {
-        flight.waiters--
-        if (flight.waiters === 0) {
-          // Nobody waits for the answer any more: free the slot and let a new asker start afresh.
-          if (flights.get(key) === flight) flights.delete(key)
-          flight.controller.abort()
-        }
-        reject(fail('aborted', `guard ${config.name} call aborted`))
-      }
-      signal.addEventListener('abort', leave, { once: true })
-      flight.promise.then(
-        (verdict) => {
-          signal.removeEventListener('abort', leave)
-          resolve(verdict)
-        },
-        (error: unknown) => {
-          signal.removeEventListener('abort', leave)
-          reject(error)
-        },
-      )
-    })
   }
 }
 

@@ -3,15 +3,19 @@
  * GUARD_<NAME>_FORMAT, _BASE_URL, _MODEL, _API_KEY, _TIMEOUT_MS, _WORKSPACES, and the options
  * of some formats. NAME lower-cased is the detector's name a rule names in `detector`.
  */
-import { ConfigError, type WorkspaceGrant, workspaceGrant } from '../config.js'
+import {
+  type BooleanWords,
+  baseUrl,
+  ConfigError,
+  choice,
+  flag,
+  integer,
+  type WorkspaceGrant,
+  workspaceGrant,
+} from '../environment.js'
+import type { Band } from '../rules/band.js'
 import { GUARD_FORMATS, type GuardFormatName, type GuardFormatOptions } from './formats/format.js'
 import { DEFAULT_POSITIVE_LABELS } from './formats/text-classification.js'
-
-/** Scores at or between `low` and `high`: where the offline model is unsure and the guard is asked. */
-export interface Band {
-  readonly low: number
-  readonly high: number
-}
 
 export interface GuardConfig {
   /** The detector's name: NAME lower-cased (`GUARD_LLAMAGUARD_…` → `llamaguard`). */
@@ -87,6 +91,9 @@ const NEEDS_MODEL: readonly GuardFormatName[] = [
   'qwen3guard',
 ]
 
+/** GUARD_<NAME>_LOGPROBS's words (docs/guards.md): `on` or `off`, and `true` or `false`, `1` or `0`. */
+const ON_OFF: BooleanWords = { on: ['on', 'true', '1'], off: ['off', 'false', '0'] }
+
 const VARIABLE = new RegExp(`^GUARD_([A-Z0-9_]+?)_(${SETTINGS.join('|')})$`)
 
 /** Reads every GUARD_<NAME>_… variable; throws a ConfigError naming the variable at fault. */
@@ -138,18 +145,8 @@ function guard(
         `${v(setting as Setting)} applies to ${formats.join(', ')} only, not to ${format}`,
       )
 
-  const rawUrl = settings.BASE_URL?.trim()
-  if (!rawUrl) throw new ConfigError(`${v('BASE_URL')} is required with ${v('FORMAT')}`)
-  let url: URL
-  try {
-    url = new URL(rawUrl)
-  } catch {
-    throw new ConfigError(`${v('BASE_URL')} is not a valid URL: "${rawUrl}"`)
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new ConfigError(`${v('BASE_URL')} must start with http:// or https://`)
-  if (url.username || url.password)
-    throw new ConfigError(`${v('BASE_URL')} must not carry credentials; set ${v('API_KEY')} instead`)
+  const url = baseUrl(env, v('BASE_URL'), v('API_KEY'))
+  if (url === null) throw new ConfigError(`${v('BASE_URL')} is required with ${v('FORMAT')}`)
 
   const model = settings.MODEL?.trim() || null
   if (!model && NEEDS_MODEL.includes(format))
@@ -162,49 +159,18 @@ function guard(
     name,
     envName,
     format,
-    baseUrl: rawUrl.replace(/\/+$/, ''),
+    baseUrl: url,
     model: format === 'text-classification' ? null : model,
     apiKey,
-    timeoutMs: whole(settings.TIMEOUT_MS, v('TIMEOUT_MS'), 10_000, 1, 600_000),
-    maxConcurrency: whole(settings.MAX_CONCURRENCY, v('MAX_CONCURRENCY'), 16, 1, 10_000),
+    timeoutMs: integer(env, v('TIMEOUT_MS'), 10_000, 1, 600_000),
+    maxConcurrency: integer(env, v('MAX_CONCURRENCY'), 16, 1, 10_000),
     workspaces: workspaceGrant(env, v('WORKSPACES')),
-    logprobs: onOff(settings.LOGPROBS, v('LOGPROBS'), true),
+    logprobs: flag(env, v('LOGPROBS'), true, ON_OFF),
     positiveLabels: labels(settings.POSITIVE_LABELS, v('POSITIVE_LABELS')),
-    windowChars: whole(settings.WINDOW_CHARS, v('WINDOW_CHARS'), 1500, 100, 100_000),
-    guardianConfig: choice(settings.GUARDIAN_CONFIG, v('GUARDIAN_CONFIG'), ['template', 'system'] as const),
+    windowChars: integer(env, v('WINDOW_CHARS'), 1500, 100, 100_000),
+    guardianConfig: choice(env, v('GUARDIAN_CONFIG'), ['template', 'system']),
     cascade: band(settings.CASCADE, v('CASCADE')),
   })
-}
-
-function whole(
-  raw: string | undefined,
-  variable: string,
-  fallback: number,
-  min: number,
-  max: number,
-): number {
-  if (raw === undefined || raw.trim() === '') return fallback
-  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${variable} must be a whole number, got "${raw}"`)
-  const value = Number(raw.trim())
-  if (value < min || value > max)
-    throw new ConfigError(`${variable} must be between ${min} and ${max}, got ${value}`)
-  return value
-}
-
-function onOff(raw: string | undefined, variable: string, fallback: boolean): boolean {
-  const value = raw?.trim().toLowerCase()
-  if (!value) return fallback
-  if (value === 'on' || value === 'true' || value === '1') return true
-  if (value === 'off' || value === 'false' || value === '0') return false
-  throw new ConfigError(`${variable} must be on or off, got "${raw}"`)
-}
-
-function choice<T extends string>(raw: string | undefined, variable: string, values: readonly T[]): T {
-  const value = raw?.trim()
-  if (!value) return values[0] as T
-  if (!(values as readonly string[]).includes(value))
-    throw new ConfigError(`${variable} must be one of ${values.join(', ')}, got "${raw}"`)
-  return value as T
 }
 
 function labels(raw: string | undefined, variable: string): readonly string[] {
@@ -238,11 +204,6 @@ function band(raw: string | undefined, variable: string): Band | null {
 /** Whether `workspace` may use the guard (GUARD_<NAME>_WORKSPACES; unset: every workspace). */
 export function isGranted(guard: Pick<GuardConfig, 'workspaces'>, workspace: string): boolean {
   return guard.workspaces === null || guard.workspaces.has(workspace)
-}
-
-/** Whether the offline model's `score` is inside the band, bounds included: the guard is asked. No band: always. */
-export function insideBand(score: number, band: Band | null): boolean {
-  return band === null || (score >= band.low && score <= band.high)
 }
 
 /** What the guard's format reads of its configuration. */

@@ -3,20 +3,19 @@
  * its answer is read into, and the reading of token log-probabilities. Pure: no I/O.
  */
 
-/** Warden's toxicity categories (docs/policies.md): what a guard's own codes are mapped to. */
-export const TOXICITY_CATEGORIES = [
-  'hate',
-  'harassment',
-  'sexual',
-  'violence',
-  'self_harm',
-  'profanity',
-] as const
-export type ToxicityCategory = (typeof TOXICITY_CATEGORIES)[number]
+import type { RuleType } from '../schemas/policies.js'
+import { TOXICITY_CATEGORIES, type ToxicityCategory } from '../schemas/rule-vocabulary.js'
 
-/** The rule types a guard may serve. */
-export const GUARD_RULE_TYPES = ['toxicity', 'prompt_injection', 'custom'] as const
-export type GuardRuleType = (typeof GUARD_RULE_TYPES)[number]
+// Warden's toxicity categories (docs/policies.md): what a guard's own codes are mapped to.
+export { TOXICITY_CATEGORIES, type ToxicityCategory }
+
+/**
+ * What a guard is asked, naming no rule type: `harm` (in `categories`), an `injection` or
+ * jailbreak attempt, or a breach of a `policy` written in words (`definition`). Each rule type
+ * that may name a guard asks one of them (src/rules/rule-types/).
+ */
+export const GUARD_QUESTIONS = ['harm', 'injection', 'policy'] as const
+export type GuardQuestionKind = (typeof GUARD_QUESTIONS)[number]
 
 /** A turn of the conversation shown to a guard. Guards are trained on user and assistant turns only. */
 export interface GuardMessage {
@@ -30,12 +29,15 @@ export interface GuardMessage {
  * responses read that prompt; a response with no prompt before it is judged alone).
  */
 export interface GuardRequest {
-  ruleType: GuardRuleType
+  /** What is asked. */
+  asks: GuardQuestionKind
+  /** The rule type asking, for metrics (`rule_type`) and the reading of the verdict; formats never read it. */
+  ruleType: RuleType
   /** 1 or more turns; the last one is judged. */
   messages: readonly GuardMessage[]
-  /** A toxicity rule's `flagged` categories (null: all six). Formats that ask per category read it. */
+  /** `harm`: the categories asked about (a toxicity rule's `flagged`; null: all six). Formats that ask per category read it. */
   categories?: readonly ToxicityCategory[] | null
-  /** A custom rule's policy `definition`: the policy a policy-following guard judges against. */
+  /** `policy`: the policy's `definition`, which a policy-following guard judges against. */
   definition?: string
 }
 

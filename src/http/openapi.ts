@@ -69,15 +69,25 @@ export function resourceResponse(schema: TSchema, description: string, options: 
 /**
  * The OpenAPI document's `x-rule-types`: for each rule type, its form's fields (the labels of
  * `value` and `threshold`, what `flagged` lists, whether it may name a `detector`: the offline
- * model, the judge, or a guard detector) and what a
- * rule of it passes on, in the registry's order.
+ * model, the judge, or a guard detector; whether it may mask its findings, `mask`; what its
+ * `allowed` values do, `allowed`: `findings` or `text`) and what a rule of it passes on, in the
+ * registry's order.
  */
-export function ruleTypeForms(): Record<string, RuleForm & { detector?: true }> {
+export function ruleTypeForms(): Record<
+  string,
+  RuleForm & { detector?: true; mask?: true; allowed?: 'findings' | 'text' }
+> {
   return Object.fromEntries(
     Object.values(RULE_TYPE_MODULES).map(
-      ({ type, form: { about, ...fields }, detectorChoice, guardChoice }) => [
+      ({ type, form: { about, ...fields }, detectorChoice, guardChoice, masks, allows }) => [
         type,
-        detectorChoice || guardChoice ? { ...fields, detector: true as const, about } : { ...fields, about },
+        {
+          ...fields,
+          ...(detectorChoice || guardChoice ? { detector: true as const } : {}),
+          ...(masks ? { mask: true as const } : {}),
+          ...(allows ? { allowed: allows } : {}),
+          about,
+        },
       ],
     ),
   )

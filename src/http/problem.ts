@@ -53,11 +53,14 @@ export function openaiError(problem: Problem): OpenAIError {
 }
 
 /** Sends an error as application/problem+json, with the headers it asks for. */
-export function render(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {
+export function render(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  error: AppError,
+  openai = request.routeOptions.config?.openaiErrors === true,
+): FastifyReply {
   const document = problemDocument(error, String(request.id))
-  const problem = request.routeOptions.config?.openaiErrors
-    ? { ...document, error: openaiError(document) }
-    : document
+  const problem = openai ? { ...document, error: openaiError(document) } : document
   if (error.headers) reply.headers(error.headers)
   if (error.code === 'payload_too_large' || refusedWhileArriving.has(error)) {
     // Fastify closes the connection here, and a socket closed while the client is still
@@ -181,10 +184,20 @@ function shortPath(url: string): string {
   return path.length > 200 ? `${path.slice(0, 200)}…` : path
 }
 
+/** A path below an application, where OpenAI's SDKs call: `/v1/applications/{id}/…`. */
+const OPENAI_BASE = /^\/v1\/applications\/[^/?]+\/[^?]/
+
 /** One error path: every failure leaves as application/problem+json. */
 export function installProblemHandlers(app: FastifyInstance): void {
   app.setErrorHandler((error, request, reply) => render(request, reply, toAppError(error as Error, request)))
   app.setNotFoundHandler((request, reply) =>
-    render(request, reply, new AppError('not_found', `No route ${request.method} ${shortPath(request.url)}`)),
+    render(
+      request,
+      reply,
+      new AppError('not_found', `No route ${request.method} ${shortPath(request.url)}`),
+      // An OpenAI SDK given an application as its base URL calls paths below it that Warden
+      // does not serve (embeddings, files, …): it reads OpenAI's `error` member, not the problem.
+      OPENAI_BASE.test(request.url),
+    ),
   )
 }

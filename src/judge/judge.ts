@@ -5,22 +5,33 @@
  * error. `prompts.ts` holds the versioned prompts and the strict reading of the answer;
  * `openai.ts` sends them to a model behind an OpenAI-compatible endpoint.
  */
+import type { RuleType } from '../schemas/policies.js'
+import { type Scorer, type ScorerAsk, ScorerError } from '../scoring/scorer.js'
 
-/** One thing to judge. Every field is part of the question: the same fields get the same answer. */
-export type JudgeQuestion =
-  | { type: 'factuality'; output: string; context: readonly string[] }
-  | { type: 'relevance'; input: string; output: string }
-  | { type: 'toxicity'; text: string; categories: readonly string[] }
-  | { type: 'prompt_injection'; text: string }
-  | { type: 'custom'; definition: string; texts: readonly JudgedText[] }
-
-/** A text of a custom question, labelled by who wrote it. */
-export interface JudgedText {
-  role: 'system' | 'user' | 'assistant' | 'tool' | 'context'
-  text: string
+/**
+ * One thing to judge, as the rule type that asks it words it (src/rules/rule-types/): what the
+ * judge is to do and the texts it reads. Every field is part of the question: the same fields get
+ * the same answer.
+ */
+export interface JudgeQuestion {
+  /** The rule type asking (metrics and spans name it). */
+  type: RuleType
+  /**
+   * The prompt's version: change it whenever `task`'s wording changes. It is part of the cache
+   * key, and recorded evaluations can be traced to the prompt that judged them.
+   */
+  version: string
+  /** The task, opening the system message; the rules every prompt shares follow it (prompts.ts). */
+  task: string
+  /** The texts judged, each in a data block whose name the task refers to. */
+  blocks: readonly JudgedBlock[]
 }
 
-export type JudgeQuestionType = JudgeQuestion['type']
+/** A text of a question, named for the task (`output`, `context 1`, a custom question's `user`). */
+export interface JudgedBlock {
+  name: string
+  text: string
+}
 
 /** The judge's answer: a score in 0..1 and its one-line reason. */
 export interface JudgeScore {
@@ -28,29 +39,18 @@ export interface JudgeScore {
   reason: string
 }
 
-/**
- * Who asks a question, and until when it is wanted. A judge serves every workspace: it keeps
- * their answers apart (an answer cached for one workspace never answers another's question, or a
- * tenant could confirm what another's texts say by how fast it is answered) and gives them turns.
- */
-export interface JudgeAsk {
-  /** The workspace whose evaluation asks. */
-  workspace: string
-  /** Abandons the question: the caller went away, or the process is stopping. */
-  signal?: AbortSignal
-}
+/** Who asks a question, and until when it is wanted (scoring/scorer.ts). */
+export type JudgeAsk = ScorerAsk
 
 /** What scores judged rules. Implementations reject with a JudgeError whose message the rule shows. */
-export interface Judge {
+export interface Judge extends Scorer<JudgeQuestion, JudgeScore> {
   readonly model: string
-  score(question: JudgeQuestion, ask: JudgeAsk): Promise<JudgeScore>
 }
 
 /**
- * Why a judge could not score a question. The message is shown to API clients as the rule's
- * reason, so it must be short and must never carry a secret (the API key, a URL with credentials)
- * or the judge's raw error text.
+ * Why a judge could not score a question: a ScorerError, its message shown to API clients as the
+ * rule's reason.
  */
-export class JudgeError extends Error {
+export class JudgeError extends ScorerError {
   override readonly name = 'JudgeError'
 }

@@ -1,16 +1,11 @@
-import { createHash, randomBytes } from 'node:crypto'
-import { LRUCache } from 'lru-cache'
+import { randomBytes } from 'node:crypto'
 import { postJson, readBody } from '../net/outbound.js'
+import type { RuleType } from '../schemas/policies.js'
+import { createCachedCalls, inTurn, questionKey } from '../scoring/calls.js'
 import { modelCallSpan, recordOutput, recordUsage } from '../telemetry/index.js'
 import { WorkspaceSlots } from '../workspace-slots.js'
-import {
-  type Judge,
-  JudgeError,
-  type JudgeQuestion,
-  type JudgeQuestionType,
-  type JudgeScore,
-} from './judge.js'
-import { judgePrompt, parseJudgeAnswer, questionKey } from './prompts.js'
+import { type Judge, JudgeError, type JudgeQuestion, type JudgeScore } from './judge.js'
+import { judgePrompt, parseJudgeAnswer, questionText } from './prompts.js'
 
 export interface OpenAiJudgeOptions {
   /** e.g. `http://127.0.0.1:11434/v1`; `/chat/completions` is appended. */
@@ -35,23 +30,13 @@ export interface OpenAiJudgeOptions {
 
 /** One question as `onCall` reports it; `ms` counts from asking it (0 for a cache hit). */
 export interface JudgeCall {
-  type: JudgeQuestionType
+  type: RuleType
   outcome: 'answered' | 'cached' | 'timeout' | 'failed'
   ms: number
 }
 
-/** Identical questions within this window are answered from the cache (docs/evaluation.md, `method`). */
-const CACHE_TTL_MS = 10 * 60_000
 /** The most of a judge's answer read: a score and a reason are a few hundred bytes. */
 const MAX_ANSWER_BYTES = 1024 * 1024
-
-/** A call under way, shared by every caller asking the same question meanwhile. */
-interface Flight {
-  promise: Promise<JudgeScore>
-  controller: AbortController
-  /** Callers still waiting that could give up; when the last gives up, the call is abandoned. */
-  waiters: number
-}
 
 function aborted(): JudgeError {
   return new JudgeError('judge call aborted')
@@ -82,35 +67,28 @@ export function createOpenAiJudge(options: OpenAiJudgeOptions): Judge {
   const now = options.now
   const clock = now ?? (() => performance.now())
   const onCall = options.onCall
-  const cache = new LRUCache<string, JudgeScore>({
-    max: options.cacheSize ?? 10_000,
-    ttl: CACHE_TTL_MS,
-    // Read the clock at every look-up: by default the cache reuses one reading for a millisecond
-    // of real time, so an entry could outlive its 10 minutes on a clock that jumps (and a test's
-    // clock does).
-    ttlResolution: 0,
-    ...(now ? { perf: { now } } : {}),
+  const calls = createCachedCalls<JudgeScore>({
+    size: options.cacheSize,
+    now,
+    copy: (score) => ({ ...score }),
+    aborted,
   })
-  const flights = new Map<string, Flight>()
 
   async function call(question: JudgeQuestion, workspace: string, signal: AbortSignal): Promise<JudgeScore> {
-    // One deadline from the moment the question is asked: a slot held by others' hanging calls
-    // cannot keep a rule waiting longer than the judge's timeout.
-    const deadline = new AbortController()
-    const timer = setTimeout(() => deadline.abort(), timeoutMs)
-    const timeout = deadline.signal
     const started = onCall ? clock() : 0
     const report = (outcome: JudgeCall['outcome']) =>
       onCall?.({ type: question.type, outcome, ms: clock() - started })
-    const timedOut = () => new JudgeError(`judge did not answer within ${timeoutMs} ms`)
-    try {
-      await slots.acquire(workspace, AbortSignal.any([signal, timeout]))
-    } catch {
-      clearTimeout(timer)
-      report(timeout.aborted ? 'timeout' : 'failed')
-      throw timeout.aborted ? timedOut() : aborted()
+    const failures = {
+      timedOut() {
+        report('timeout')
+        return new JudgeError(`judge did not answer within ${timeoutMs} ms`)
+      },
+      aborted() {
+        report('failed')
+        return aborted()
+      },
     }
-    try {
+    return inTurn(slots, workspace, timeoutMs, signal, failures, async (heeded, timeout) => {
       const prompt = judgePrompt(question, randomBytes(12).toString('hex'))
       const messages = [
         { role: 'system', content: prompt.system },
@@ -128,7 +106,7 @@ export function createOpenAiJudge(options: OpenAiJudgeOptions): Judge {
         ;({ status, text } = await modelCallSpan(
           { operation: 'chat', provider: 'openai', model, input: messages },
           async (span) => {
-            const response = await postJson(url, headers, body, AbortSignal.any([signal, timeout]))
+            const response = await postJson(url, headers, body, heeded)
             const answered = {
               status: response.statusCode ?? 0,
               text: await readBody(response, MAX_ANSWER_BYTES),
@@ -138,12 +116,9 @@ export function createOpenAiJudge(options: OpenAiJudgeOptions): Judge {
           },
         ))
       } catch (error) {
-        if (timeout.aborted) {
-          report('timeout')
-          throw timedOut()
-        }
+        if (timeout.aborted) throw failures.timedOut()
+        if (signal.aborted) throw failures.aborted()
         report('failed')
-        if (signal.aborted) throw aborted()
         throw new JudgeError(`could not reach the judge${networkCode(error)}`)
       }
       try {
@@ -156,37 +131,6 @@ export function createOpenAiJudge(options: OpenAiJudgeOptions): Judge {
         report('failed')
         throw error
       }
-    } finally {
-      clearTimeout(timer)
-      slots.release(workspace)
-    }
-  }
-
-  function follow(flight: Flight, key: string, signal: AbortSignal | undefined): Promise<JudgeScore> {
-    // A caller without a signal never gives up, so it holds the call open for good.
-    flight.waiters++
-    if (!signal) return flight.promise
-    return new Promise((resolve, reject) => {
-      const leave = () => {
-        flight.waiters--
-        if (flight.waiters === 0) {
-          // Nobody waits for the answer any more: free the slot and let a new asker start afresh.
-          if (flights.get(key) === flight) flights.delete(key)
-          flight.controller.abort()
-        }
-        reject(aborted())
-      }
-      signal.addEventListener('abort', leave, { once: true })
-      flight.promise.then(
-        (score) => {
-          signal.removeEventListener('abort', leave)
-          resolve(score)
-        },
-        (error: unknown) => {
-          signal.removeEventListener('abort', leave)
-          reject(error)
-        },
-      )
     })
   }
 
@@ -194,38 +138,11 @@ export function createOpenAiJudge(options: OpenAiJudgeOptions): Judge {
     model,
     score(question, { workspace, signal }) {
       if (signal?.aborted) return Promise.reject(aborted())
-      // Answers, and calls under way, are a workspace's own: a cached answer is answered at
-      // once, so a shared one would let a tenant confirm what another's texts say.
-      const key = createHash('sha256')
-        .update(workspace)
-        .update('\0')
-        .update(model)
-        .update('\0')
-        .update(questionKey(question))
-        .digest('base64url')
-      const hit = cache.get(key)
-      if (hit) {
-        onCall?.({ type: question.type, outcome: 'cached', ms: 0 })
-        return Promise.resolve({ ...hit })
-      }
-      let flight = flights.get(key)
-      if (!flight) {
-        const controller = new AbortController()
-        const promise = call(question, workspace, controller.signal).then((score) => {
-          cache.set(key, score)
-          return score
-        })
-        const started: Flight = { promise, controller, waiters: 0 }
-        flights.set(key, started)
-        // Failures are not cached: the next asker tries again.
-        promise.then(
-          () => flights.get(key) === started && flights.delete(key),
-          () => flights.get(key) === started && flights.delete(key),
-        )
-        flight = started
-      }
-      // A copy, so a caller that changes its answer cannot change the cached one.
-      return follow(flight, key, signal).then((score) => ({ ...score }))
+      const key = questionKey(workspace, model, questionText(question))
+      const asked = calls.ask(key, (abandoned) => call(question, workspace, abandoned), signal)
+      if (!asked.cached) return asked.answer
+      onCall?.({ type: question.type, outcome: 'cached', ms: 0 })
+      return Promise.resolve(asked.answer)
     },
   }
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Band } from '../guards/config.js'
+import type { Band } from '../rules/band.js'
 import type { SecondStage } from '../rules/evaluate.js'
 import { modelsDirectory, type ShippedTask } from './shipped.js'
 

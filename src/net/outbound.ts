@@ -61,7 +61,8 @@ function abortError(signal: AbortSignal): Error {
 }
 
 /**
- * POSTs `payload` to `url`, resolving with the response once its head arrives. A keep-alive
+ * POSTs `payload` (a large one already encoded, so that it is neither measured nor encoded again
+ * on the event loop) to `url`, resolving with the response once its head arrives. A keep-alive
  * connection the server closed just as it was reused fails with ECONNRESET before the server saw
  * anything: that is tried once more on a new connection, as Node's documentation advises. A
  * network failure rejects with the system error (its `code`: ECONNREFUSED, ECONNRESET, …).
@@ -73,9 +74,10 @@ function abortError(signal: AbortSignal): Error {
 export function postJson(
   url: URL,
   headers: Record<string, string>,
-  payload: string,
+  payload: string | Uint8Array,
   signal: AbortSignal,
 ): Promise<IncomingMessage> {
+  const length = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.byteLength
   const https = url.protocol === 'https:'
   const attempt = (retry: boolean): Promise<IncomingMessage> =>
     new Promise((resolve, reject) => {
@@ -85,7 +87,7 @@ export function postJson(
       }
       const req = (https ? httpsRequest : httpRequest)(url, {
         method: 'POST',
-        headers: { ...headers, 'content-length': String(Buffer.byteLength(payload)) },
+        headers: { ...headers, 'content-length': String(length) },
         agent: https ? agents.https : agents.http,
       })
       let response: IncomingMessage | null = null

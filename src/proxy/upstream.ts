@@ -29,6 +29,36 @@ export type UpstreamReply =
   | { stream: false; completion: Json & { choices: Json[] } }
   | { stream: true; chunks: StreamChunk[] }
 
+/**
+ * Which of the provider's OpenAI-compatible APIs a call speaks: its path under the base URL, and
+ * how a reply and a stream's events are read (what Warden cannot relay, an error in a stream,
+ * whether a stream that ended without [DONE] was complete). Chat Completions unless said.
+ */
+export interface UpstreamApi {
+  /** Under the provider's base URL: `chat/completions`, `responses`. */
+  path: string
+  /** What a whole reply is, for messages: `chat completion`, `response`. */
+  reply: string
+  /** Why a whole reply cannot be relayed; null when it can. */
+  replyProblem(value: unknown): string | null
+  /** Why a stream's event cannot be relayed; null when it can. */
+  eventProblem(value: unknown): string | null
+  /** The message of an error the provider sent as an event of a stream; null when the event is none. */
+  eventError(value: unknown): string | null
+  /** Whether the events received make a complete reply (a stream that ended without [DONE]). */
+  complete(events: readonly Json[]): boolean
+}
+
+/** OpenAI's Chat Completions API (docs/chat-completions.md). */
+export const CHAT_COMPLETIONS_API: UpstreamApi = {
+  path: 'chat/completions',
+  reply: 'chat completion',
+  replyProblem: completionProblem,
+  eventProblem: chunkProblem,
+  eventError: errorMessage,
+  complete: (events) => streamReplies(events.map((chunk) => ({ raw: '', chunk }))).finished,
+}
+
 export interface UpstreamCall {
   upstream: Pick<ProviderUpstream, 'baseUrl' | 'apiKey'>
   body: Json
@@ -36,6 +66,8 @@ export interface UpstreamCall {
   timeoutMs: number
   /** The client went away: abandon the call. */
   signal?: AbortSignal
+  /** The API called: Chat Completions when absent. */
+  api?: UpstreamApi
 }
 
 /** The client closed its connection before the answer: nobody is left to answer. */
@@ -49,6 +81,7 @@ export class ClientGoneError extends Error {
  */
 export async function callUpstream(call: UpstreamCall): Promise<UpstreamReply> {
   const { upstream, body, stream, timeoutMs, signal } = call
+  const api = call.api ?? CHAT_COMPLETIONS_API
   if (stream) {
     const chunks: StreamChunk[] = []
     for await (const chunk of streamUpstream(call)) chunks.push(chunk)
@@ -78,7 +111,7 @@ export async function callUpstream(call: UpstreamCall): Promise<UpstreamReply> {
     return new AppError('upstream_error', `${doing} (${networkReason(error)})`)
   }
   try {
-    const response = await post(upstream, headers, payload, controller.signal, failure)
+    const response = await post(upstream, api, headers, payload, controller.signal, failure)
     try {
       await expectSuccess(response, scrub)
       // Even a successful reply never carries the key on: an upstream that echoes its request would.
@@ -92,9 +125,8 @@ export async function callUpstream(call: UpstreamCall): Promise<UpstreamReply> {
       const error = errorMessage(completion)
       if (error !== null)
         throw new AppError('upstream_error', `The model provider answered an error: ${said(error, scrub)}`)
-      const problem = completionProblem(completion)
-      if (problem !== null)
-        throw nonsense(`answered a chat completion that Warden cannot relay: it ${problem}`)
+      const problem = api.replyProblem(completion)
+      if (problem !== null) throw nonsense(`answered a ${api.reply} that Warden cannot relay: it ${problem}`)
       const relayable = completion as Json & { choices: Json[] }
       if (tooDeep(relayable, MAX_NESTING_DEPTH) !== null) throw nonsense(`answered ${DEEPER}`)
       return { stream: false, completion: relayable }
@@ -118,6 +150,7 @@ export async function callUpstream(call: UpstreamCall): Promise<UpstreamReply> {
  */
 export async function* streamUpstream(call: Omit<UpstreamCall, 'stream'>): AsyncGenerator<StreamChunk> {
   const { upstream, body, timeoutMs, signal } = call
+  const api = call.api ?? CHAT_COMPLETIONS_API
   if (signal?.aborted) throw new ClientGoneError('the client went away')
   const payload = serialised(body)
   const controller = new AbortController()
@@ -144,13 +177,13 @@ export async function* streamUpstream(call: Omit<UpstreamCall, 'stream'>): Async
   }
   startClock()
   try {
-    const response = await post(upstream, headers, payload, controller.signal, failure)
+    const response = await post(upstream, api, headers, payload, controller.signal, failure)
     try {
       await expectSuccess(response, scrub)
       const type = response.headers['content-type'] ?? ''
       if (!type.includes('text/event-stream'))
         throw nonsense(`answered ${type || 'no content type'} to a streamed request`)
-      const events = new EventReader(scrub, exactScrubber(upstream.apiKey))
+      const events = new EventReader(api, scrub, exactScrubber(upstream.apiKey))
       let any = false
       // Not destroyed when the caller returns early: `letGo` below decides what becomes of it.
       for await (const part of response.iterator({ destroyOnReturn: false }) as AsyncIterable<Uint8Array>) {
@@ -184,18 +217,22 @@ export async function* streamUpstream(call: Omit<UpstreamCall, 'stream'>): Async
   }
 }
 
-/** The data events of a server-sent event stream, parsed as they arrive, each a chat completion chunk. */
+/** The data events of a server-sent event stream, parsed as they arrive, each an event of the API called (a chat completion chunk). */
 class EventReader {
   private readonly decoder = new TextDecoder()
   private readonly parser
   private ready: StreamChunk[] = []
-  private seen: StreamChunk[] = []
+  private seen: Json[] = []
   private done = false
   private problem: AppError | null = null
   private bytes = 0
 
   /** `scrub` reads the upstream's error messages, `exact` every event (exactScrubber). */
-  constructor(scrub: Scrubber, exact: Scrubber) {
+  constructor(
+    private readonly api: UpstreamApi,
+    scrub: Scrubber,
+    exact: Scrubber,
+  ) {
     this.parser = createParser({
       onEvent: (event) => {
         if (this.done || this.problem) return
@@ -211,8 +248,8 @@ class EventReader {
           this.problem = nonsense('streamed an event that is not JSON')
           return
         }
-        const error = errorMessage(chunk)
-        const problem = error === null ? chunkProblem(chunk) : null
+        const error = this.api.eventError(chunk)
+        const problem = error === null ? this.api.eventProblem(chunk) : null
         if (error !== null)
           this.problem = new AppError(
             'upstream_error',
@@ -240,7 +277,7 @@ class EventReader {
     if (this.done) return []
     this.parser.feed(`${this.decoder.decode()}\n\n`)
     const last = this.take()
-    if (!streamReplies(this.seen).finished) throw nonsense('ended its stream before the reply was complete')
+    if (!this.api.complete(this.seen)) throw nonsense('ended its stream before the reply was complete')
     return last
   }
 
@@ -253,8 +290,8 @@ class EventReader {
     if (this.problem && this.ready.length === 0) throw this.problem
     const chunks = this.ready
     this.ready = []
-    // Only the finish reasons matter once the stream ended without [DONE].
-    for (const chunk of chunks) this.seen.push({ raw: '', chunk: { choices: chunk.chunk.choices } })
+    // Only the finish reasons (a chat completion's) or the event types matter once the stream ended without [DONE].
+    for (const chunk of chunks) this.seen.push({ choices: chunk.chunk.choices, type: chunk.chunk.type })
     return chunks
   }
 }
@@ -270,13 +307,14 @@ const DEEPER = `JSON nested deeper than ${MAX_NESTING_DEPTH} levels`
 /** Sends the request; a failure to connect is `failure`'s to name. */
 async function post(
   upstream: { baseUrl: string },
+  api: UpstreamApi,
   headers: Record<string, string>,
-  payload: string,
+  payload: Buffer,
   signal: AbortSignal,
   failure: (error: unknown, doing: string) => Error,
 ): Promise<IncomingMessage> {
   try {
-    return await postJson(new URL(`${upstream.baseUrl}/chat/completions`), headers, payload, signal)
+    return await postJson(new URL(`${upstream.baseUrl}/${api.path}`), headers, payload, signal)
   } catch (error) {
     throw failure(error, 'Could not reach the model provider')
   }
@@ -291,9 +329,10 @@ async function expectSuccess(response: IncomingMessage, scrub: Scrubber): Promis
   }
 }
 
-function serialised(body: Json): string {
+/** The request's bytes: encoded once, then measured and written as they are. */
+function serialised(body: Json): Buffer {
   try {
-    return JSON.stringify(body)
+    return Buffer.from(JSON.stringify(body))
   } catch (error) {
     const problem = new AppError(
       'internal_error',
@@ -311,10 +350,11 @@ function networkReason(error: unknown): string {
   return 'connection failed'
 }
 
-/** The message of an OpenAI-style error body, if the body is one. */
-function errorMessage(body: unknown): string | null {
+/** The message of an OpenAI-style error body, if the body is one (an `error` member that is not null). */
+export function errorMessage(body: unknown): string | null {
   if (typeof body !== 'object' || body === null || !('error' in body)) return null
   const error = (body as { error: unknown }).error
+  if (error === null || error === undefined) return null
   if (typeof error === 'string') return error
   if (typeof error === 'object' && error !== null) {
     const message = (error as { message?: unknown }).message

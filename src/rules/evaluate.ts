@@ -1,7 +1,7 @@
-import type { Band } from '../guards/config.js'
-import { type GuardRequest, type GuardVerdict, scoreFor, type ToxicityCategory } from '../guards/verdict.js'
+import type { GuardRequest, GuardVerdict, ToxicityCategory } from '../guards/verdict.js'
 import { type Judge, JudgeError, type JudgeQuestion, type JudgeScore } from '../judge/judge.js'
 import type { PolicyRule, RuleType } from '../schemas/policies.js'
+import type { Band } from './band.js'
 import {
   type Conversation,
   type ConversationInput,
@@ -152,6 +152,11 @@ export interface EvaluateOptions {
   /** The guard detectors the operator configured; null or absent: none (a rule naming one is an `error`). */
   guards?: GuardScorer | null
   /**
+   * The external scorers are asked elsewhere: an evaluation pool's worker hands its questions to
+   * the main thread, which answers each with `askScorer`. `judge` and `guards` are then unused.
+   */
+  remote?: RemoteScorers
+  /**
    * The workspace the evaluation is for: the judge keeps answers and gives turns per workspace.
    * Required with a judge (`evaluate`'s signatures say so).
    */
@@ -290,8 +295,33 @@ interface Awaiting {
   known?: { score: number; reason: string | null; findings: Finding[] }
 }
 
-/** An external scorer's answer, or why there is none (its message is the rule's reason). */
-type Answer = (JudgeScore & { guard?: GuardResult; findings?: Finding[] }) | { error: string }
+/** An external scorer's answer as the rule reads it, or why there is none (the rule's reason). */
+export type ScorerAnswer = (JudgeScore & { guard?: GuardResult; findings?: Finding[] }) | { error: string }
+type Answer = ScorerAnswer
+
+/** External scorers asked elsewhere (`EvaluateOptions.remote`): which are there, and how to ask. */
+export interface RemoteScorers {
+  judge: boolean
+  guards: ReadonlyMap<string, { cascade: Band | null }>
+  ask(question: ExternalQuestion): Promise<ScorerAnswer>
+}
+
+/**
+ * Asks one external question of the judge or a guard, for `workspace`, and reads the answer as
+ * the rule does. Never rejects: a failure is `{ error }`, the rule's reason.
+ */
+export function askScorer(
+  question: ExternalQuestion,
+  scorers: { judge: Judge | null; guards: GuardScorer | null },
+  workspace: string,
+  signal: AbortSignal | undefined,
+): Promise<ScorerAnswer> {
+  if (question.scorer === 'guard') return askGuard(scorers.guards, question, workspace, signal)
+  // The second stage answers in the thread that evaluates; it is never asked of another.
+  if (question.scorer === 'second') return Promise.resolve({ error: 'second stage asked of another thread' })
+  if (scorers.judge === null) return Promise.resolve({ error: NO_JUDGE })
+  return askJudge(scorers.judge, question.question, workspace, signal)
+}
 
 /** No guard detector: what an evaluation without any reads. */
 const NO_GUARDS: ReadonlyMap<string, { cascade: Band | null }> = new Map()
@@ -409,11 +439,10 @@ function judgeFailure(error: unknown, signal: AbortSignal | undefined): { error:
   return { error: signal?.aborted ? 'judge call aborted' : 'judge call failed' }
 }
 
-/** The rule's score of a guard's verdict: a custom rule reads how well the texts keep the policy. */
+/** The rule's score of a guard's verdict, as the rule's type reads it (`guardScore`). */
 function guardScore(verdict: GuardVerdict, request: GuardRequest): number {
-  if (request.ruleType === 'custom') return 1 - verdict.score
-  if (request.ruleType === 'toxicity') return scoreFor(verdict, request.categories)
-  return verdict.score
+  const read = RULE_TYPE_MODULES[request.ruleType].guardScore
+  return read ? read(verdict, request) : verdict.score
 }
 
 /** The rule's reason of a guard's answer: what it decided, in one line. */
@@ -467,7 +496,6 @@ interface Run {
   /** The conversation as sent (masking counts in it). */
   input: ConversationInput
   conversation: Conversation
-  judge: Judge | null
   /** The external scorers rules may ask. */
   scorers: Scorers
   timing: Timing | null
@@ -487,7 +515,7 @@ interface Run {
  * `questions`, and its result completed once they are answered.
  */
 function evaluatePolicy(compiled: CompiledPolicy, run: Run): PolicyResult {
-  const { conversation, judge, awaiting, questions, timing, redactable, scorers } = run
+  const { conversation, awaiting, questions, timing, redactable, scorers } = run
   const { policy } = compiled
   const rules: RuleResult[] = []
   const texts = conversation.textsFor(compiled.targets)
@@ -509,7 +537,7 @@ function evaluatePolicy(compiled: CompiledPolicy, run: Run): PolicyResult {
       rules.push(result(rule, answer))
       // A rule waiting for a scorer is timed when its answers arrive.
       if (timing) timing.observe(rule.type, answer.method, (timing.clock() - started) / 1000)
-    } else if (answer.ask.some((q) => q.scorer === 'judge') && judge === null) {
+    } else if (answer.ask.some((q) => q.scorer === 'judge') && !scorers.judge) {
       rules.push(
         result(rule, { status: 'error', score: null, method: answer.method, reason: NO_JUDGE, findings: [] }),
       )
@@ -662,17 +690,21 @@ export function evaluate(
   const redactable: Finding[] = []
   const maskable: MaskFinding[] = []
   const guards = options.guards ?? null
-  const scorers: Scorers = {
-    judge: options.judge !== null,
-    guards:
-      guards !== null && options.workspace !== undefined ? guards.available(options.workspace) : NO_GUARDS,
-  }
+  const remote = options.remote
+  const scorers: Scorers = remote
+    ? { judge: remote.judge, guards: remote.guards }
+    : {
+        judge: options.judge !== null,
+        guards:
+          guards !== null && options.workspace !== undefined
+            ? guards.available(options.workspace)
+            : NO_GUARDS,
+      }
   const second = options.second ?? null
   if (second !== null) scorers.second = second.bands
   const run: Run = {
     input: conversation,
     conversation: read,
-    judge: options.judge,
     scorers,
     timing,
     awaiting,
@@ -683,20 +715,17 @@ export function evaluate(
   if (options.traceRule) run.traceRule = options.traceRule
   const results = policies.map((p) => evaluatePolicy(p, run))
   if (questions.length === 0) return Promise.resolve(decide(policies, results, run))
-  const judge = options.judge
-  const signal = typeof options.signal === 'function' ? options.signal() : options.signal
-  const workspace = options.workspace as string
-  return Promise.all(
-    questions.map((q) =>
-      q.scorer === 'judge'
-        ? judge === null
-          ? Promise.resolve({ error: NO_JUDGE })
-          : askJudge(judge, q.question, workspace, signal)
-        : q.scorer === 'second'
-          ? askSecond(second, q)
-          : askGuard(guards, q, workspace, signal),
-    ),
-  ).then((answers) => {
+  let asked: Promise<Answer>[]
+  if (remote) asked = questions.map((q) => (q.scorer === 'second' ? askSecond(second, q) : remote.ask(q)))
+  else {
+    const signal = typeof options.signal === 'function' ? options.signal() : options.signal
+    const workspace = options.workspace as string
+    const local = { judge: options.judge, guards }
+    asked = questions.map((q) =>
+      q.scorer === 'second' ? askSecond(second, q) : askScorer(q, local, workspace, signal),
+    )
+  }
+  return Promise.all(asked).then((answers) => {
     for (const item of awaiting) settle(item, answers)
     if (timing) {
       const seconds = (timing.clock() - started) / 1000

@@ -56,7 +56,7 @@ export interface ToolCallReading {
 
 export type TextKind = 'message' | 'document' | 'arguments'
 
-/** What a finding is: a PII kind, or what a keywords, regex or length rule found. */
+/** What a finding is: a PII kind, what a keywords, regex or length rule found, or a `tool` call a tools rule does not allow. */
 export type FindingKind =
   | 'email'
   | 'phone'
@@ -65,11 +65,29 @@ export type FindingKind =
   | 'ssn'
   | 'ip_address'
   | 'api_key'
+  | 'crypto_wallet'
+  | 'mac_address'
+  | 'us_itin'
+  | 'us_bank_routing'
+  | 'uk_nino'
+  | 'uk_nhs'
+  | 'es_nif'
+  | 'es_nie'
+  | 'it_fiscal_code'
+  | 'pl_pesel'
+  | 'in_aadhaar'
+  | 'in_pan'
+  | 'sg_nric'
+  | 'au_tfn'
+  | 'au_abn'
+  | 'au_medicare'
+  | 'date_of_birth'
   | 'keyword'
   | 'regex'
   | 'length'
   | 'toxicity'
   | 'prompt_injection'
+  | 'tool'
 
 /**
  * One thing a rule found. `start` and `end` count Unicode code points in the text named by

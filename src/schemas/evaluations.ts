@@ -88,7 +88,13 @@ export const MAX_DRAFT_POLICIES = 20
 export const REQUEST_SOURCES = ['api', 'playground'] as const
 
 /** What asked for a logged evaluation: an evaluation call's source, or a guarded chat completion's check. */
-export const EVALUATION_SOURCES = [...REQUEST_SOURCES, 'chat_input', 'chat_output'] as const
+export const EVALUATION_SOURCES = [
+  ...REQUEST_SOURCES,
+  'chat_input',
+  'chat_output',
+  'responses_input',
+  'responses_output',
+] as const
 export type EvaluationSource = (typeof EVALUATION_SOURCES)[number]
 
 export const EvaluationRequestSchema = Type.Object(
@@ -157,7 +163,7 @@ const FindingSchema = Type.Object(
   {
     kind: Type.String({
       description:
-        'What was found: a PII kind (email, phone, credit_card, iban, ssn, ip_address, api_key), keyword, regex, length, toxicity or prompt_injection.',
+        'What was found: a PII kind (email, phone, credit_card, iban, ssn, ip_address, api_key, crypto_wallet, mac_address, us_itin, us_bank_routing, uk_nino, uk_nhs, es_nif, es_nie, it_fiscal_code, pl_pesel, in_aadhaar, in_pan, sg_nric, au_tfn, au_abn, au_medicare, date_of_birth), keyword, regex, length, toxicity, prompt_injection, or tool (a call to a tool a tools rule does not list; its text is the name called, its path #name).',
       examples: ['credit_card'],
     }),
     source: enumOf(['messages', 'context'] as const, {

@@ -19,11 +19,37 @@ export const RULE_TYPES = [
   'regex',
   'length',
   'custom',
+  'tools',
 ] as const
 export type RuleType = (typeof RULE_TYPES)[number]
 
 export const TARGETS = ['input', 'output', 'user', 'assistant', 'system', 'context'] as const
-export const PII_KINDS = ['email', 'phone', 'credit_card', 'iban', 'ssn', 'ip_address', 'api_key'] as const
+export const PII_KINDS = [
+  'email',
+  'phone',
+  'credit_card',
+  'iban',
+  'ssn',
+  'ip_address',
+  'api_key',
+  'crypto_wallet',
+  'mac_address',
+  'us_itin',
+  'us_bank_routing',
+  'uk_nino',
+  'uk_nhs',
+  'es_nif',
+  'es_nie',
+  'it_fiscal_code',
+  'pl_pesel',
+  'in_aadhaar',
+  'in_pan',
+  'sg_nric',
+  'au_tfn',
+  'au_abn',
+  'au_medicare',
+  'date_of_birth',
+] as const
 export const VERDICTS = ['pass', 'fail'] as const
 export const MODES = ['enforce', 'monitor'] as const
 export type PolicyMode = (typeof MODES)[number]
@@ -34,7 +60,7 @@ const ruleType = Type.Union(
   RULE_TYPES.map((t) => Type.Literal(t)),
   {
     description:
-      'Kind of rule: factuality, relevance, toxicity, prompt_injection, pii, keywords, regex, length or custom.',
+      'Kind of rule: factuality, relevance, toxicity, prompt_injection, pii, keywords, regex, length, custom or tools.',
     examples: ['factuality'],
   },
 )
@@ -66,7 +92,7 @@ const flagged = Nullable(
   }),
   {
     description:
-      'Per type: the phrases of a keywords rule (required), the entity kinds of a pii rule (email, phone, credit_card, iban, ssn, ip_address, api_key; null means all), the categories of a toxicity rule (null: the offline model scores toxicity in general and the judge rates all six; listed: the highest score of those categories). 1 to 1,000 distinct items of 1 to 256 characters.',
+      'Per type: the phrases of a keywords rule (required), the entity kinds of a pii rule (email, phone, credit_card, iban, ssn, ip_address, api_key, crypto_wallet, mac_address, us_itin, us_bank_routing, uk_nino, uk_nhs, es_nif, es_nie, it_fiscal_code, pl_pesel, in_aadhaar, in_pan, sg_nric, au_tfn, au_abn, au_medicare, date_of_birth; null means all), the categories of a toxicity rule (null: the offline model scores toxicity in general and the judge rates all six; listed: the highest score of those categories), the tool names a tools rule allows (required; `*` matches any run of characters). 1 to 1,000 distinct items of 1 to 256 characters.',
     examples: [['email', 'credit_card']],
   },
 )

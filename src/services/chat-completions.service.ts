@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { Clock } from '../clock.js'
-import { type Config, type ProviderUpstream, providerEnvName } from '../config.js'
-import { invalid } from '../errors.js'
+import type { Config, ProviderUpstream } from '../config.js'
 import type { Evaluator } from '../evaluation/evaluator.js'
 import {
   type Action,
@@ -23,11 +22,11 @@ import {
   streamReplies,
   upstreamBody,
 } from '../proxy/completions.js'
+import { extraFieldsFor } from '../proxy/extra-fields.js'
 import { StreamRelay } from '../proxy/stream-relay.js'
 import { callUpstream, streamUpstream } from '../proxy/upstream.js'
-import { maskedCounts, restorable } from '../rules/masking.js'
-import type { ChatMessage } from '../schemas/messages.js'
 import type { CompiledPolicy } from '../rules/evaluate.js'
+import { maskedCounts } from '../rules/masking.js'
 import {
   guardsReply,
   type StreamDetector,
@@ -38,6 +37,7 @@ import {
 import type { Application } from '../schemas/applications.js'
 import type { ChatCompletionRequest, WardenOutcome } from '../schemas/chat-completions.js'
 import type { Evaluation } from '../schemas/evaluations.js'
+import type { ChatMessage } from '../schemas/messages.js'
 import {
   type ModelCall,
   modelCallSpan,
@@ -54,10 +54,15 @@ import {
   guardedInPool,
   type StoredPolicies,
 } from './evaluations.service.js'
-
-/** An evaluation decided and not yet logged. */
-type Decided = { answer: Evaluation; record: EvaluationRecord }
-
+import {
+  addCounts,
+  type Decided,
+  evaluateReply,
+  inputMasking,
+  type Masking,
+  providerUpstream,
+  requestModel,
+} from './guarded-proxy.js'
 import type { WorkspaceGrants } from './workspace-grants.js'
 
 /**
@@ -92,8 +97,6 @@ export interface ChatCompletionsDependencies {
   grants: Pick<WorkspaceGrants, 'allows'>
 }
 
-const PATH_POINTER = '#/path/application_id'
-
 const isObject = (value: unknown): value is Json =>
   typeof value === 'object' && value !== null && !Array.isArray(value)
 
@@ -107,17 +110,6 @@ const modelCall = (application: Application, model: string, body: Json): ModelCa
   model,
   input: body.messages,
 })
-
-/** What masking the input left for the rest of a completion: the values to put back, what was masked. */
-interface Masking {
-  values: ReadonlyMap<string, string>
-  counts: Record<string, number>
-}
-
-/** Adds `more` to `counts`, kind by kind. */
-function addCounts(counts: Record<string, number>, more: Record<string, number>): void {
-  for (const [kind, n] of Object.entries(more)) counts[kind] = (counts[kind] ?? 0) + n
-}
 
 /** The chunk of a stream that carries its usage (the last with `usage`), if any. */
 function streamUsage(chunks: readonly StreamChunk[]): Json | undefined {
@@ -145,16 +137,9 @@ export class ChatCompletionsService {
     const { evaluations, clock } = this.deps
     const { signal } = options
     const application = await this.deps.applications.find(caller.workspaceId, applicationId)
-    const upstream = await this.upstreamOf(application, caller.workspaceId)
-    const model = request.model || application.model
-    if (!model)
-      throw invalid([
-        {
-          pointer: '/model',
-          detail: `is required: application "${application.id}" has no model to default to`,
-        },
-      ])
-    const body = upstreamBody(request, application, model)
+    const upstream = await providerUpstream(this.deps, application, caller.workspaceId)
+    const model = requestModel(request.model, application)
+    const body = { ...upstreamBody(request, application, model), ...extraFieldsFor(request, upstream) }
     const stream = request.stream === true
     const includeUsage = stream && request.stream_options?.include_usage === true
     let conversation = evaluatedMessages(body.messages as ChatCompletionRequest['messages'])
@@ -192,15 +177,12 @@ export class ChatCompletionsService {
 
     // Masked (docs/masking.md): the upstream sees the masked conversation, the output is read
     // after it, and the reply gets back the values the input's mask rules restore.
-    const inputMasking = inputDecided.record.outcome.masking
+    const inputPlan = inputDecided.record.outcome.masking
     if (input.masked) {
       body.messages = input.masked.messages
       conversation = evaluatedMessages(input.masked.messages as ChatCompletionRequest['messages'])
     }
-    const masking: Masking = {
-      values: restorable(inputMasking),
-      counts: inputMasking ? maskedCounts(inputMasking) : {},
-    }
+    const masking: Masking = inputMasking(inputPlan)
 
     // A policy compiled only in the evaluation pool (too costly for the event loop) cannot hold
     // back text here: a stream it guards is buffered, its output evaluated in the pool.
@@ -387,11 +369,7 @@ export class ChatCompletionsService {
     return { action: null, stream: true, body: relay.events(first) }
   }
 
-  /**
-   * The evaluation of one choice's reply after the conversation, by the revisions the input was
-   * evaluated with (a policy changed meanwhile judges the next completion): its text and its tool
-   * calls' arguments (docs/agents.md); none for a choice with neither.
-   */
+  /** The evaluation of one choice's reply after the conversation (`evaluateReply`, chat_output). */
   private evaluateOutput(
     caller: EvaluationCaller,
     applicationId: string,
@@ -399,48 +377,16 @@ export class ChatCompletionsService {
     reply: ReplyOfChoice,
     policies: StoredPolicies,
     signal: AbortSignal | undefined,
-  ): Promise<{ answer: Evaluation; record: EvaluationRecord }> | null {
-    if (reply.text === null && reply.toolCalls.length === 0) return null
-    const message: EvaluatedMessage = { role: 'assistant', content: reply.text ?? '' }
-    if (reply.toolCalls.length > 0) message.tool_calls = reply.toolCalls
-    return this.deps.evaluations.evaluateUnlogged(
+  ): Promise<Decided> | null {
+    return evaluateReply(
+      this.deps.evaluations,
       caller,
       applicationId,
-      { messages: [...conversation, message] },
-      { ...(signal ? { signal } : {}), source: 'chat_output', policies },
+      conversation,
+      reply,
+      policies,
+      'chat_output',
+      signal,
     )
-  }
-
-  /**
-   * The upstream of the application's provider; 422 naming what is missing. A provider the
-   * operator has not granted to the workspace (PROVIDER_<NAME>_WORKSPACES) answers as one without
-   * an upstream: a tenant learns nothing of what is configured for others.
-   */
-  private async upstreamOf(application: Application, workspaceId: string): Promise<ProviderUpstream> {
-    const { provider, id } = application
-    if (provider === null)
-      throw invalid(
-        [
-          {
-            pointer: PATH_POINTER,
-            detail: `application "${id}" has no provider: set its provider (e.g. "openai") and configure that provider's upstream`,
-          },
-        ],
-        `Application "${id}" has no provider to send chat completions to`,
-      )
-    const upstream = this.deps.config.providers.find(provider)
-    if (!upstream || !(await this.deps.grants.allows(upstream.workspaces, workspaceId))) {
-      const name = providerEnvName(provider)
-      throw invalid(
-        [
-          {
-            pointer: PATH_POINTER,
-            detail: `provider "${provider}" of application "${id}" has no configured upstream: set PROVIDER_${name}_BASE_URL (and PROVIDER_${name}_API_KEY; PROVIDER_${name}_WORKSPACES names the workspaces that may use it)`,
-          },
-        ],
-        `Provider "${provider}" has no configured upstream`,
-      )
-    }
-    return upstream
   }
 }

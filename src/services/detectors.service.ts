@@ -1,7 +1,6 @@
 import type { Guards } from '../evaluation/guard-scorer.js'
 import { formatOptions } from '../guards/config.js'
 import { FORMATS } from '../guards/formats/index.js'
-import { GUARD_RULE_TYPES } from '../guards/verdict.js'
 import { RULE_TYPE_MODULES } from '../rules/rule-types/registry.js'
 import type { DetectorList } from '../schemas/detectors.js'
 
@@ -39,13 +38,15 @@ export class DetectorsService {
       await guards.prepare(workspaceId)
       for (const config of guards.directory.all) {
         if (!guards.granted(config.name, workspaceId)) continue
-        const format = FORMATS[config.format]
+        const abilities = FORMATS[config.format].abilities(formatOptions(config))
         data.push({
           name: config.name,
           kind: 'guard',
           configured: true,
           format: config.format,
-          rule_types: GUARD_RULE_TYPES.filter((t) => format.cannotServe(t, formatOptions(config)) === null),
+          rule_types: modules
+            .filter((m) => m.guardServes?.(abilities, { flagged: null }) === null)
+            .map((m) => m.type),
           cascade: config.cascade ? { low: config.cascade.low, high: config.cascade.high } : null,
         })
       }

@@ -21,6 +21,7 @@ import { IdempotencyService } from './idempotency.service.js'
 import { OperatorService } from './operator.service.js'
 import { PoliciesService } from './policies.service.js'
 import { PolicyTestsService } from './policy-tests.service.js'
+import { ResponsesService } from './responses.service.js'
 import { TransferService } from './transfer.service.js'
 import { WorkspaceGrants } from './workspace-grants.js'
 
@@ -39,6 +40,7 @@ export interface Services {
   /** Prometheus metrics; null when METRICS_PORT is 0. */
   metrics: Metrics | null
   chatCompletions: ChatCompletionsService
+  responses: ResponsesService
   evaluationLog: EvaluationLogService
   /** What rules may name in `detector`, per workspace. */
   detectors: DetectorsService
@@ -159,6 +161,14 @@ export function createServices({
     metrics,
     maxWork: config.evaluationMaxWork,
   })
+  const guarded = {
+    applications,
+    evaluations,
+    evaluator,
+    config,
+    clock,
+    grants: new WorkspaceGrants({ store }),
+  }
   return {
     applications,
     policies: new PoliciesService({ store, clock, checks, tests: policyTests }),
@@ -170,14 +180,8 @@ export function createServices({
     transfer: new TransferService(store),
     evaluations,
     evaluator,
-    chatCompletions: new ChatCompletionsService({
-      applications,
-      evaluations,
-      evaluator,
-      config,
-      clock,
-      grants: new WorkspaceGrants({ store }),
-    }),
+    chatCompletions: new ChatCompletionsService(guarded),
+    responses: new ResponsesService(guarded),
     evaluationLog,
     metrics,
     detectors: new DetectorsService({ judge: judge !== null, guards }),

@@ -1,4 +1,4 @@
-import type { WorkspaceGrant } from '../config.js'
+import type { WorkspaceGrant } from '../environment.js'
 import type { Store } from '../store/database.js'
 import { findWorkspaceById } from '../store/keys.repository.js'
 

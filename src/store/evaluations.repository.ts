@@ -1,6 +1,6 @@
 import { type Kysely, type SelectQueryBuilder, sql } from 'kysely'
 import { findApplicationSeqStatement } from './applications.repository.js'
-import { defineInsert, defineStatement, type Statements } from './statements.js'
+import { defineStatement, type Statements, type Utf8Text } from './statements.js'
 import type { Database, EvaluationsTable } from './tables.js'
 
 type Db = Kysely<Database>
@@ -19,9 +19,28 @@ export interface NewEvaluationEntry {
   doc: string
 }
 
-const insertEntry = defineInsert<
-  Pick<EvaluationsTable, 'app_seq' | 'id' | 'created' | 'verdict' | 'source' | 'doc'>
->('insertEvaluation', 'evaluations', ['app_seq', 'id', 'created', 'verdict', 'source', 'doc'])
+/**
+ * An entry as the evaluation log writes it: its JSON text, or that text's UTF-8 bytes as the
+ * evaluation pool's worker wrote them, which move to SQLite's writer thread without a copy
+ * (`Utf8Text`) and are stored as the same text.
+ */
+export type LogEntryRow = Omit<NewEvaluationEntry, 'doc'> & { doc: string | Utf8Text }
+
+type EntryRow = Pick<EvaluationsTable, 'app_seq' | 'id' | 'created' | 'verdict' | 'source'> & {
+  doc: string | Utf8Text
+}
+
+/** `doc` is cast to text: UTF-8 bytes (a blob on SQLite) are stored as the text they are. */
+const insertEntry = defineStatement('insertEvaluation', (db, p: EntryRow) =>
+  db.insertInto('evaluations').values({
+    app_seq: p.app_seq,
+    id: p.id,
+    created: p.created,
+    verdict: p.verdict,
+    source: p.source,
+    doc: sql<string>`cast(${p.doc} as text)`,
+  }),
+)
 
 /** Files one entry under one policy: the entry is found by its id, so no statement returns its sequence. */
 const insertPolicyRow = defineStatement('insertEvaluationPolicy', (db, p: { policyId: string; id: string }) =>
@@ -41,7 +60,7 @@ const insertPolicyRow = defineStatement('insertEvaluationPolicy', (db, p: { poli
  * (`store.write`): on SQLite, inside the group commit, the statements are sent to the writer's
  * connection without waiting; building each with Kysely cost more than running it.
  */
-export async function insertEvaluation(statements: Statements, entry: NewEvaluationEntry): Promise<void> {
+export async function insertEvaluation(statements: Statements, entry: LogEntryRow): Promise<void> {
   await statements.run(insertEntry, {
     app_seq: entry.appSeq,
     id: entry.id,

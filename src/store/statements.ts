@@ -220,12 +220,38 @@ export interface DirectConnection {
   send?(sql: string, parameters: readonly unknown[]): void
 }
 
+/**
+ * A text parameter given as its UTF-8 bytes (a large JSON text written off the event loop): on
+ * SQLite they move to the writer thread without a copy (`SqliteWriter`: their buffer is detached
+ * here once sent) and bind as a blob, which the statement casts to text (`cast(? as text)`: the
+ * same bytes, stored as text); on PostgreSQL they are decoded, once, to the string bound.
+ */
+export class Utf8Text {
+  constructor(readonly bytes: Uint8Array) {}
+}
+
+const decoder = new TextDecoder()
+
+/** `parameters` with each `Utf8Text` decoded to its string (PostgreSQL). */
+function decodedTexts(parameters: unknown[]): unknown[] {
+  for (let i = 0; i < parameters.length; i++) {
+    const value = parameters[i]
+    if (value instanceof Utf8Text) parameters[i] = decoder.decode(value.bytes)
+  }
+  return parameters
+}
+
 /** Statements run through Kysely on `db` (a PostgreSQL pool or transaction, or SQLite's writer). */
 export function kyselyStatements(db: Kysely<Database>, dialect: DialectName): Statements {
-  const execute = <P, R>(statement: Statement<P, R>, values: P, cut?: Cut) =>
-    db.executeQuery<R>(
-      CompiledQuery.raw(statement.text[dialect], parametersOf(statement, dialect, values, cut)),
+  const execute = <P, R>(statement: Statement<P, R>, values: P, cut?: Cut) => {
+    const parameters = parametersOf(statement, dialect, values, cut)
+    return db.executeQuery<R>(
+      CompiledQuery.raw(
+        statement.text[dialect],
+        dialect === 'postgres' ? decodedTexts(parameters) : parameters,
+      ),
     )
+  }
   return {
     async first(statement, values) {
       return (await execute(statement, values)).rows[0]

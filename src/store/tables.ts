@@ -121,7 +121,7 @@ export interface EvaluationsTable {
   created: number
   /** The evaluation's verdict, pass or fail. */
   verdict: string
-  /** What asked: api, playground, chat_input or chat_output (null in no row since migration 0009). */
+  /** What asked: api, playground, chat_input, chat_output, responses_input or responses_output (null in no row since migration 0009). */
   source: string | null
   /** The entry as the API shows it, JSON text (services/evaluation-log.service.ts). */
   doc: string

@@ -204,14 +204,23 @@ export function recordOutput(span: Span | undefined, answers: readonly unknown[]
 /** An OpenAI `usage` object's tokens, and the model that answered, on a model call's span. */
 export function recordUsage(
   span: Span | undefined,
-  usage: { prompt_tokens?: unknown; completion_tokens?: unknown } | null | undefined,
+  usage:
+    | {
+        prompt_tokens?: unknown
+        completion_tokens?: unknown
+        input_tokens?: unknown
+        output_tokens?: unknown
+      }
+    | null
+    | undefined,
   responseModel?: unknown,
 ): void {
   if (span === undefined) return
-  if (typeof usage?.prompt_tokens === 'number')
-    span.setAttribute('gen_ai.usage.input_tokens', usage.prompt_tokens)
-  if (typeof usage?.completion_tokens === 'number')
-    span.setAttribute('gen_ai.usage.output_tokens', usage.completion_tokens)
+  // Chat Completions count prompt and completion tokens; the Responses API input and output tokens.
+  const input = usage?.prompt_tokens ?? usage?.input_tokens
+  const output = usage?.completion_tokens ?? usage?.output_tokens
+  if (typeof input === 'number') span.setAttribute('gen_ai.usage.input_tokens', input)
+  if (typeof output === 'number') span.setAttribute('gen_ai.usage.output_tokens', output)
   if (typeof responseModel === 'string') span.setAttribute('gen_ai.response.model', responseModel)
 }
 
@@ -226,7 +235,7 @@ export interface EvaluationOutcomeAttributes {
 
 /**
  * A span over one evaluation (`warden.evaluation`): the application, what asked (`source`:
- * api, playground, chat_input, chat_output). End it with `recordEvaluation`.
+ * api, playground, chat_input, chat_output, responses_input, responses_output). End it with `recordEvaluation`.
  */
 export function evaluationSpan<T>(
   applicationId: string,

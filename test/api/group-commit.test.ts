@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { StoreUnavailableError } from '../../src/store/errors.js'
 import { GroupCommit, type GroupTransaction } from '../../src/store/group-commit.js'
 import { SqliteWriter, writerDialect } from '../../src/store/sqlite-writer.js'
-import { defineInsert } from '../../src/store/statements.js'
+import { defineInsert, defineStatement, Utf8Text } from '../../src/store/statements.js'
 
 describe('GroupCommit (SQLite, in the writer thread)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'warden-gc-'))
@@ -122,6 +122,33 @@ describe('GroupCommit (SQLite, in the writer thread)', () => {
     expect(database.prepare('select id from t where id = ?').get('after-failure')).toEqual({
       id: 'after-failure',
     })
+  })
+  it('moves a text given as UTF-8 bytes to the writer without a copy, and stores it as that text', async () => {
+    await writer.request('run', 'create table d (id text primary key, doc text not null)')
+    const insertD = defineStatement('insertD', (db, p: { id: string; doc: string | Utf8Text }) =>
+      db.insertInto('d' as never).values({ id: p.id, doc: sql`cast(${p.doc} as text)` } as never),
+    )
+    const text = `{"a":"${'é😀'.repeat(50_000)}"}`
+    const bytes = new TextEncoder().encode(text)
+    // A view of part of a buffer is copied, not moved: the rest of the buffer stays usable.
+    const shared = new Uint8Array(bytes.length + 8)
+    shared.set(bytes, 8)
+    const part = shared.subarray(8)
+    await Promise.all([
+      group.run((tx) => tx.statements.run(insertD, { id: 'bytes', doc: new Utf8Text(bytes) })),
+      group.run((tx) => tx.statements.run(insertD, { id: 'part', doc: new Utf8Text(part) })),
+      group.run((tx) => tx.statements.run(insertD, { id: 'string', doc: text })),
+    ])
+    // Moved: this thread holds nothing of it any more.
+    expect(bytes.byteLength).toBe(0)
+    expect(part.byteLength).toBe(shared.byteLength - 8)
+    expect(Buffer.from(part).toString('utf8')).toBe(text)
+    const rows = database.prepare('select id, doc, typeof(doc) as type from d order by id').all()
+    expect(rows).toEqual([
+      { id: 'bytes', doc: text, type: 'text' },
+      { id: 'part', doc: text, type: 'text' },
+      { id: 'string', doc: text, type: 'text' },
+    ])
   })
 })
 

@@ -101,6 +101,23 @@ describe.each(STORE_KINDS)('errors outside the schema (%s)', (kind) => {
     problem(await t.request({ method: 'GET', url: '/v1/nothing' }), 404, 'not_found')
     problem(await t.request({ method: 'GET', url: '/v1/nothing', key: null }), 404, 'not_found')
     problem(await t.request({ method: 'POST', url: '/v2/applications', key: null }), 404, 'not_found')
+    expect(
+      problem(await t.request({ method: 'GET', url: '/v1/nothing' }), 404, 'not_found').error,
+    ).toBeUndefined()
+  })
+
+  it('answers 404 with OpenAI’s error member below an application, where OpenAI’s SDKs call', async () => {
+    const body = problem(
+      await t.request({ method: 'POST', url: '/v1/applications/support/embeddings', payload: {} }),
+      404,
+      'not_found',
+    )
+    expect(body.error).toEqual({
+      message: 'No route POST /v1/applications/support/embeddings',
+      type: 'not_found',
+      param: null,
+      code: 'not_found',
+    })
   })
 
   it('answers 405 with Allow for a known path and a wrong method', async () => {

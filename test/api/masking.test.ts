@@ -47,6 +47,38 @@ describe.each(STORE_KINDS)('masking through the evaluation API (%s)', (kind) => 
     await t?.close()
   })
 
+  it('masks the kinds of section 13 by their own names, and redacts them as [KIND]', async () => {
+    const id = await appWith(masking([{ type: 'pii', action: 'mask' }]))
+    const wallet = '16Yeky6GMjeNkAiNcBY7ZhrLoMSgg1BoyZ'
+    const answer = await evaluate(id, {
+      messages: [
+        {
+          role: 'user',
+          content: `Pay ${wallet} from routing number 121000358; my NINO is AB 12 34 56 C, born on 4 July 1976.`,
+        },
+      ],
+    })
+    expect(answer).toMatchObject({ verdict: 'pass', action: 'mask' })
+    expect(answer.masked.messages[0].content).toBe(
+      'Pay [CRYPTO_WALLET_1] from routing number [US_BANK_ROUTING_1]; my NINO is [UK_NINO_1], born on [DATE_OF_BIRTH_1].',
+    )
+    expect(answer.masked.placeholders.map((p: { kind: string }) => p.kind)).toEqual([
+      'crypto_wallet',
+      'us_bank_routing',
+      'uk_nino',
+      'date_of_birth',
+    ])
+    // A wrong check digit is no routing number, and a block rule redacts by kind.
+    const blocked = await appWith([{ rules: [{ type: 'pii', flagged: ['us_bank_routing', 'sg_nric'] }] }])
+    const failed = await evaluate(blocked, {
+      messages: [{ role: 'user', content: 'routing number 121000359, NRIC S2740116C' }],
+      redact: true,
+    })
+    expect(failed.verdict).toBe('fail')
+    expect(failed.policies[0].rules[0].findings.map((f: { kind: string }) => f.kind)).toEqual(['sg_nric'])
+    expect(failed.redacted.messages[0].content).toBe('routing number 121000359, NRIC [SG_NRIC]')
+  })
+
   it('masks pii as numbered placeholders: the same value twice is one placeholder, each kind numbered apart', async () => {
     const id = await appWith(masking([{ type: 'pii', action: 'mask' }]))
     const answer = await evaluate(id, {

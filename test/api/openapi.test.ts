@@ -72,6 +72,23 @@ describe('GET /openapi.json', () => {
     // custom names a guard detector that follows a policy (docs/guards.md).
     expect(forms.custom?.detector).toBe(true)
     expect(forms.pii).not.toHaveProperty('detector')
+    // Which types may mask their findings, and what their allowed values do (docs/masking.md).
+    expect(Object.keys(forms).filter((type) => forms[type]?.mask === true)).toEqual([
+      'pii',
+      'keywords',
+      'regex',
+    ])
+    expect(Object.fromEntries(Object.entries(forms).map(([type, form]) => [type, form.allowed]))).toEqual({
+      factuality: undefined,
+      relevance: undefined,
+      toxicity: 'text',
+      prompt_injection: 'text',
+      pii: 'findings',
+      keywords: 'findings',
+      regex: 'findings',
+      length: undefined,
+      custom: undefined,
+    })
     for (const form of Object.values(forms)) expect(typeof form.about).toBe('string')
   })
 
@@ -100,8 +117,10 @@ describe('GET /openapi.json', () => {
 
   it('lists the shared problem+json answers on every /v1 operation', () => {
     for (const { path, method, op } of operations().filter((o) => o.path.startsWith('/v1/'))) {
-      // The OpenAI-compatible route's problems also carry OpenAI's error member.
-      const problem = path.endsWith('/chat/completions') ? 'ChatCompletionProblem' : 'Problem'
+      // The OpenAI-compatible routes' problems also carry OpenAI's error member.
+      const problem = /\/(chat\/completions|responses|models)$/.test(path)
+        ? 'ChatCompletionProblem'
+        : 'Problem'
       for (const status of ['401', '403', '422', '429', '500', '503']) {
         expect(
           op.responses[status]?.content?.['application/problem+json']?.schema?.$ref,

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { PII_KINDS } from '../../src/schemas/policies.js'
 import { createTestApp, problem, type TestApp } from '../helpers/app.js'
 import { STORE_KINDS } from '../helpers/stores.js'
 
@@ -276,7 +277,7 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/policies (%s)
       [
         {
           pointer: '/rules/0/flagged/1',
-          detail: 'must be one of: email, phone, credit_card, iban, ssn, ip_address, api_key',
+          detail: `must be one of: ${PII_KINDS.join(', ')}`,
         },
       ],
     ],

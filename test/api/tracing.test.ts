@@ -14,7 +14,14 @@ import {
 } from '../../src/telemetry/index.js'
 import { createTestApp, type TestApp } from '../helpers/app.js'
 import { type ReceivedSpan, startOtlpReceiver } from '../helpers/otlp-receiver.js'
-import { chunksOf, completion, startUpstreamDouble, type UpstreamDouble } from '../helpers/upstream-double.js'
+import {
+  chunksOf,
+  completion,
+  response,
+  responseEvents,
+  startUpstreamDouble,
+  type UpstreamDouble,
+} from '../helpers/upstream-double.js'
 
 describe('tracing off', () => {
   it('runs each function and records nothing', async () => {
@@ -235,6 +242,40 @@ describe('traces exported over OTLP/HTTP', () => {
         'gen_ai.usage.output_tokens': 5,
       })
       // Never a conversation's text in a span.
+      expect(JSON.stringify(spans)).not.toContain('order ships')
+    }
+  })
+
+  it('shows one guarded response as one trace: its evaluations and the upstream call, whole and streamed', async () => {
+    const route = 'POST /v1/applications/:application_id/responses'
+    for (const stream of [false, true]) {
+      const { traceId, headers } = newTrace()
+      double.script(
+        stream
+          ? { events: responseEvents('Your order ships today.') }
+          : { json: response('Your order ships today.') },
+      )
+      const res = await t.request({
+        method: 'POST',
+        url: '/v1/applications/traced/responses',
+        headers,
+        payload: { input: 'When does my order ship?', ...(stream ? { stream: true } : {}) },
+      })
+      expect(res.statusCode, res.body).toBe(200)
+      const spans = await traceSpans(traceId)
+      const server = spans.find((s) => s.name === route)
+      const sources = spans
+        .filter((s) => s.name === 'warden.evaluation')
+        .map((e) => e.attributes['warden.evaluation.source'])
+        .sort()
+      expect(sources).toEqual(['responses_input', 'responses_output'])
+      const call = spans.find((s) => s.name === 'chat traced-model')
+      expect(call?.parentSpanId).toBe(server?.spanId)
+      expect(call?.attributes).toMatchObject({
+        'gen_ai.provider.name': 'double',
+        'gen_ai.usage.input_tokens': 10,
+        'gen_ai.usage.output_tokens': 5,
+      })
       expect(JSON.stringify(spans)).not.toContain('order ships')
     }
   })

@@ -3,8 +3,12 @@ import type { AddressInfo } from 'node:net'
 
 /**
  * A small OpenAI-compatible upstream for tests, on 127.0.0.1: it answers
- * `POST /v1/chat/completions` with what the test scripted (replies, streams, errors, silence),
- * records every request it received, and notices a caller that hangs up mid-answer.
+ * `POST /v1/chat/completions` and `POST /v1/responses` with what the test scripted (replies,
+ * streams, errors, silence), records every request it received, and notices a caller that hangs
+ * up mid-answer. The Responses side is built from OpenAI's published Responses reference
+ * (docs/agents.md says what was checked against it): a Response object, and its stream as
+ * `event: <type>` / `data: <event>` pairs numbered by `sequence_number`, ending with the terminal
+ * event and no [DONE].
  */
 
 export interface ReceivedRequest {
@@ -25,6 +29,8 @@ export type Script =
    * end of the response leave in one write (as a provider flushing its tail does).
    */
   | { chunks: unknown[]; done?: boolean; hang?: boolean; gapMs?: number; endTogether?: number }
+  /** A Responses stream: each event as `event: <type>` and `data:`, no [DONE]; `hang` keeps it open after them. */
+  | { events: Record<string, unknown>[]; hang?: boolean }
   /** A stream's bytes as given, written in pieces cut at these offsets, the last piece ending the response. */
   | { sse: string; cuts: number[] }
   /** Never answers. */
@@ -108,6 +114,146 @@ export function chunksOf(texts: string | string[], options: { size?: number; usa
   return chunks
 }
 
+const RESPONSE_BASE = {
+  object: 'response',
+  created_at: 1795316060,
+  error: null,
+  incomplete_details: null,
+  instructions: null,
+  max_output_tokens: null,
+  model: 'upstream-model',
+  parallel_tool_calls: true,
+  previous_response_id: null,
+  reasoning: { effort: null, summary: null },
+  store: true,
+  temperature: 1,
+  text: { format: { type: 'text' } },
+  tool_choice: 'auto',
+  tools: [],
+  top_p: 1,
+  truncation: 'disabled',
+  user: null,
+  metadata: {},
+}
+
+const USAGE = {
+  input_tokens: 10,
+  input_tokens_details: { cached_tokens: 0 },
+  output_tokens: 5,
+  output_tokens_details: { reasoning_tokens: 0 },
+  total_tokens: 15,
+}
+
+/** An output message item saying `text`. */
+export const messageItem = (text: string, id = 'msg_upstream') => ({
+  type: 'message',
+  id,
+  status: 'completed',
+  role: 'assistant',
+  content: [{ type: 'output_text', text, annotations: [], logprobs: [] }],
+})
+
+/** A function call output item. */
+export const functionCallItem = (
+  name: string,
+  args: string,
+  callId = 'call_upstream',
+  id = 'fc_upstream',
+) => ({
+  type: 'function_call',
+  id,
+  call_id: callId,
+  name,
+  arguments: args,
+  status: 'completed',
+})
+
+/** A Response (OpenAI's Responses API) whose output is these items (a string: one message saying it). */
+export function response(output: string | Record<string, unknown>[], extra: Record<string, unknown> = {}) {
+  return {
+    id: 'resp_upstream',
+    ...RESPONSE_BASE,
+    status: 'completed',
+    output: typeof output === 'string' ? [messageItem(output)] : output,
+    usage: USAGE,
+    ...extra,
+  }
+}
+
+/**
+ * The events of a streamed Response: created, in_progress, each item added, a message's text
+ * in pieces of `size` characters (a call's arguments likewise), each done, then the terminal
+ * event (`response.completed`, or `response.incomplete` when its status says so).
+ */
+export function responseEvents(
+  output: string | Record<string, unknown>[],
+  options: { size?: number; extra?: Record<string, unknown> } = {},
+) {
+  const size = options.size ?? 4
+  const final = response(output, options.extra)
+  const events: Record<string, unknown>[] = []
+  const shell = { ...final, status: 'in_progress', output: [], usage: null }
+  events.push({ type: 'response.created', response: shell })
+  events.push({ type: 'response.in_progress', response: shell })
+  final.output.forEach((item: any, output_index: number) => {
+    if (item.type === 'message') {
+      events.push({
+        type: 'response.output_item.added',
+        output_index,
+        item: { ...item, status: 'in_progress', content: [] },
+      })
+      item.content.forEach((part: any, content_index: number) => {
+        const base = { item_id: item.id, output_index, content_index }
+        events.push({ type: 'response.content_part.added', ...base, part: { ...part, text: '' } })
+        for (let i = 0; i < part.text.length; i += size)
+          events.push({
+            type: 'response.output_text.delta',
+            ...base,
+            delta: part.text.slice(i, i + size),
+            logprobs: [],
+          })
+        events.push({ type: 'response.output_text.done', ...base, text: part.text, logprobs: [] })
+        events.push({ type: 'response.content_part.done', ...base, part })
+      })
+    } else if (item.type === 'function_call') {
+      events.push({
+        type: 'response.output_item.added',
+        output_index,
+        item: { ...item, status: 'in_progress', arguments: '' },
+      })
+      for (let i = 0; i < item.arguments.length; i += size)
+        events.push({
+          type: 'response.function_call_arguments.delta',
+          item_id: item.id,
+          output_index,
+          delta: item.arguments.slice(i, i + size),
+        })
+      events.push({
+        type: 'response.function_call_arguments.done',
+        item_id: item.id,
+        output_index,
+        arguments: item.arguments,
+      })
+    } else events.push({ type: 'response.output_item.added', output_index, item })
+    events.push({ type: 'response.output_item.done', output_index, item })
+  })
+  events.push({
+    type: final.status === 'incomplete' ? 'response.incomplete' : 'response.completed',
+    response: final,
+  })
+  return events.map((event, sequence_number) => ({ ...event, sequence_number }))
+}
+
+/** The text of a Responses request's last user message (a string input, or its last user item's text). */
+function lastUserInput(body: Record<string, any>): string {
+  if (typeof body.input === 'string') return body.input
+  const item = [...(body.input ?? [])].reverse().find((i: any) => i.role === 'user')
+  if (!item) return ''
+  return typeof item.content === 'string'
+    ? item.content
+    : (item.content ?? []).map((p: any) => p.text ?? '').join('\n')
+}
+
 const lastUser = (body: Record<string, any>) =>
   [...(body.messages ?? [])].reverse().find((m: { role: string }) => m.role === 'user')?.content ?? ''
 
@@ -121,7 +267,12 @@ export async function startUpstreamDouble(): Promise<UpstreamDouble> {
     script: (...scripts) => {
       queue.push(...scripts)
     },
-    fallback: (request) => ({ json: completion(`echo: ${lastUser(request.body)}`) }),
+    fallback: (request) =>
+      request.url === '/v1/responses'
+        ? request.body.stream === true
+          ? { events: responseEvents(`echo: ${lastUserInput(request.body)}`) }
+          : { json: response(`echo: ${lastUserInput(request.body)}`) }
+        : { json: completion(`echo: ${lastUser(request.body)}`) },
     nextHangUp: () => new Promise((resolve) => hangUpWaiters.push(resolve)),
     hangUps: 0,
     close: async () => {
@@ -156,10 +307,13 @@ export async function startUpstreamDouble(): Promise<UpstreamDouble> {
           for (const resolve of hangUpWaiters.splice(0)) resolve()
         }
       })
-      if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
+      if (req.method !== 'POST' || (req.url !== '/v1/chat/completions' && req.url !== '/v1/responses')) {
+        // OpenAI's error shape: message, type, param, code.
         res
           .writeHead(404, { 'content-type': 'application/json' })
-          .end('{"error":{"message":"no such route"}}')
+          .end(
+            '{"error":{"message":"no such route","type":"invalid_request_error","param":null,"code":null}}',
+          )
         return
       }
       const next = queue.shift() ?? double.fallback
@@ -197,6 +351,15 @@ export async function startUpstreamDouble(): Promise<UpstreamDouble> {
       return
     }
     if ('sse' in script) return writeInPieces(res, script)
+    if ('events' in script) {
+      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' })
+      for (const event of script.events) {
+        if (res.destroyed) return
+        res.write(`event: ${String(event.type)}\ndata: ${JSON.stringify(event)}\n\n`)
+      }
+      if (!script.hang && !res.destroyed) res.end()
+      return
+    }
     if ('hang' in script && !('chunks' in script)) return
     if ('json' in script) {
       res

@@ -1,10 +1,11 @@
-import { spawnSync } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { docPages } from '../helpers/doc-pages.js'
 import { type RunningServer, startServer } from '../helpers/process.js'
+import { completion, startUpstreamDouble, type UpstreamDouble } from '../helpers/upstream-double.js'
 
 /**
  * The shell sessions of the README and of docs/, run as written. A fenced `sh` block preceded by
@@ -17,7 +18,8 @@ import { type RunningServer, startServer } from '../helpers/process.js'
  * block's last request: its status, its headers as shown and its body are checked, where ids,
  * times, request ids, ETags and secrets only need the right shape. Every other request of a
  * session must succeed (2xx). `<!-- readme-test: first-start -->` marks the text the first start
- * prints.
+ * prints. The `proxy` session's Warden has a model behind it: a fake OpenAI upstream that answers
+ * about the first placeholder it was sent.
  */
 
 const MARKER = /^<!-- readme-test: ([a-z-]+(?: [a-z-]+)*) -->$/
@@ -269,23 +271,70 @@ const perBlock = (stream: string, count: number): string[] => {
   return pieces
 }
 
+/**
+ * Runs an sh script to its end, without blocking this process (the proxy session's model answers
+ * from here); killed after 20 s.
+ */
+function runSh(
+  text: string,
+  options: { cwd: string; env: Record<string, string> },
+): Promise<{ stdout: string; stderr: string; status: number | null }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('sh', ['-c', text], { ...options, timeout: 20_000 })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d
+    })
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d
+    })
+    child.on('error', reject)
+    child.on('close', (status) => resolve({ stdout, stderr, status }))
+  })
+}
+
 describe("the README's and docs' sessions", () => {
   const servers: RunningServer[] = []
   const dirs: string[] = []
+  const upstreams: UpstreamDouble[] = []
   afterAll(async () => {
     for (const server of servers) await server.stop()
+    for (const upstream of upstreams) await upstream.close()
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
   })
 
   /** A first start in an empty directory, as the quick start runs it; and the key it printed. */
-  const firstStart = async () => {
+  const firstStart = async (env: Record<string, string> = {}) => {
     const dir = mkdtempSync(join(tmpdir(), 'warden-readme-'))
     dirs.push(dir)
-    const server = await startServer({}, { cwd: dir })
+    const server = await startServer(env, { cwd: dir })
     servers.push(server)
     const key = /^ {4}(wdn_[A-Za-z0-9_-]{43})$/m.exec(server.stdout())?.[1]
     if (!key) throw new Error(`the first start printed no key:\n${server.stdout()}`)
     return { server, key, dir }
+  }
+
+  /**
+   * The proxy session's model: it answers about the first placeholder it was sent, and says it saw
+   * none when it was sent none (so a value that reached it unmasked fails the session).
+   */
+  const modelFor = async () => {
+    const upstream = await startUpstreamDouble()
+    upstreams.push(upstream)
+    upstream.fallback = (request) => {
+      const said = JSON.stringify(request.body.messages ?? [])
+      const placeholder = /\[[A-Z_]+_\d+\]/.exec(said)?.[0]
+      const reply = placeholder ? `We will call you on ${placeholder} today.` : 'I saw no placeholder.'
+      return {
+        json: completion(reply, {
+          id: 'chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT',
+          model: request.body.model,
+          system_fingerprint: 'fp_72eb1c3c4a',
+        }),
+      }
+    }
+    return { PROVIDER_OPENAI_BASE_URL: upstream.baseUrl, PROVIDER_OPENAI_API_KEY: 'sk-readme' }
   }
 
   it('marks the quick start, the tutorial, its agent example and the offline detectors as tested, where a reader meets them', () => {
@@ -294,6 +343,7 @@ describe("the README's and docs' sessions", () => {
       walkthrough: ['README.md', 'docs/tutorial.md'],
       agents: ['docs/tutorial.md'],
       detectors: ['docs/detectors.md'],
+      proxy: ['README.md'],
     })
     for (const block of marked) {
       expect(block.lang, block.where).toBe(block.markers.includes('first-start') ? 'text' : 'sh')
@@ -313,12 +363,10 @@ describe("the README's and docs' sessions", () => {
 
   it.each(sessions)('runs its %s session as written, and the server answers what it shows', async (name) => {
     const session = blocksOf(name)
-    const { server, key, dir } = await firstStart()
-    const run = spawnSync('sh', ['-c', script(session, server.port)], {
+    const { server, key, dir } = await firstStart(name === 'proxy' ? await modelFor() : {})
+    const run = await runSh(script(session, server.port), {
       cwd: dir,
       env: { PATH: process.env.PATH ?? '', HOME: dir, WARDEN_KEY: key },
-      encoding: 'utf8',
-      timeout: 20_000,
     })
     const outputs = perBlock(run.stdout, session.length)
     const statuses = perBlock(run.stderr, session.length).map((err) =>

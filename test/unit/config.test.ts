@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { ConfigError, loadConfig, workspaceGrant } from '../../src/config.js'
+import { loadConfig } from '../../src/config.js'
+import { ConfigError, workspaceGrant } from '../../src/environment.js'
 
 describe('loadConfig', () => {
   it('has the documented defaults', () => {
@@ -149,12 +150,14 @@ describe('loadConfig', () => {
         baseUrl: 'https://api.openai.com/v1',
         apiKey: 'sk-upstream',
         workspaces: null,
+        extraFields: new Set(),
       })
       expect(config.providers.find('OpenAI')).toEqual(config.providers.find('openai'))
       expect(config.providers.find('azure-east')).toEqual({
         baseUrl: 'http://127.0.0.1:9000/v1',
         apiKey: null,
         workspaces: null,
+        extraFields: new Set(),
       })
       expect(config.providers.names).toEqual(['AZURE_EAST', 'OPENAI'])
       expect(config).toMatchObject({
@@ -190,8 +193,39 @@ describe('loadConfig', () => {
         { PROVIDER_INTERNAL_WORKSPACES: 'team-a' },
         /^PROVIDER_INTERNAL_WORKSPACES is set but PROVIDER_INTERNAL_BASE_URL is not/,
       ],
+      [
+        { PROVIDER_VLLM_BASE_URL: 'http://x/v1', PROVIDER_VLLM_EXTRA_FIELDS: 'min_p, repetition-penalty' },
+        /^PROVIDER_VLLM_EXTRA_FIELDS must be top-level field names separated by commas .*, got "min_p, repetition-penalty"$/,
+      ],
+      [
+        { PROVIDER_VLLM_BASE_URL: 'http://x/v1', PROVIDER_VLLM_EXTRA_FIELDS: 'min_p,,top_a' },
+        /^PROVIDER_VLLM_EXTRA_FIELDS must be top-level field names/,
+      ],
+      [
+        { PROVIDER_VLLM_EXTRA_FIELDS: 'min_p' },
+        /^PROVIDER_VLLM_EXTRA_FIELDS is set but PROVIDER_VLLM_BASE_URL is not/,
+      ],
     ])('refuses %j with one clear line', (env, message) => {
       expect(() => loadConfig(env)).toThrow(message)
+    })
+
+    it('reads the fields a provider takes beyond OpenAI from PROVIDER_<NAME>_EXTRA_FIELDS', () => {
+      const config = loadConfig({
+        PROVIDER_VLLM_BASE_URL: 'http://127.0.0.1:9000/v1',
+        PROVIDER_VLLM_EXTRA_FIELDS: ' min_p, repetition_penalty ,chat_template_kwargs',
+        PROVIDER_OPENAI_BASE_URL: 'https://api.openai.com/v1',
+      })
+      expect([...(config.providers.find('vllm')?.extraFields ?? [])]).toEqual([
+        'min_p',
+        'repetition_penalty',
+        'chat_template_kwargs',
+      ])
+      expect(config.providers.find('openai')?.extraFields.size).toBe(0)
+      expect([...config.providers.extraFields].sort()).toEqual([
+        'chat_template_kwargs',
+        'min_p',
+        'repetition_penalty',
+      ])
     })
 
     it('grants a provider to the workspaces named in PROVIDER_<NAME>_WORKSPACES', () => {

@@ -78,6 +78,9 @@ describe('the estimated worst-case cost of an evaluation', () => {
       measured(textSize({ messages: [{ role: 'user', content }], context: null }))
     expect(size('Call me at 555-0134 or jo@example.com, port :80.')).toMatchObject({ triggers: 13 })
     expect(size('Plain words, nothing to confirm.')).toMatchObject({ triggers: 0 })
+    // Candidates without a digit: a MAC address of letters, a codice fiscale all in letters.
+    expect(size('MAC AA-BB-CC-DD-EE-FF')).toMatchObject({ triggers: 5 })
+    expect(size('CF RSSMRAQRCMNFNLRG, WELL-KNOWN')).toMatchObject({ triggers: 2 })
     // NFKC folds these to digits, @ and :, which the pii rule then reads.
     expect(size('\uFF14\uFF11 \u2460\u00B2 jo\uFF20x \uFF1A')).toMatchObject({ triggers: 8 })
     const plain = estimatedMs(ascii(10_000, 0), [rule('pii')], [], false)

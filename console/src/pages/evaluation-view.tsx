@@ -10,37 +10,65 @@ interface Located {
   rule: RuleResult
   /** 1-based number shown in the text and in the list of findings. */
   number: number
+  /** The finding's rule masks what it finds (status `masked`): the placeholder it became, when the answer says. */
+  masked: false | { placeholder: string | null }
 }
 
+type Placeholder = NonNullable<Evaluation['masked']>['placeholders'][number]
+
 function locate(evaluation: Evaluation): Located[] {
+  const placeholders = evaluation.masked?.placeholders ?? []
   const out: Located[] = []
   for (const policy of evaluation.policies) {
     for (const rule of policy.rules) {
-      for (const finding of rule.findings ?? []) out.push({ finding, policy, rule, number: out.length + 1 })
+      for (const finding of rule.findings ?? []) {
+        const masked =
+          rule.status === 'masked'
+            ? { placeholder: placeholderOf(placeholders, finding, rule.type) }
+            : (false as const)
+        out.push({ finding, policy, rule, number: out.length + 1, masked })
+      }
     }
   }
   return out
 }
 
-function label(l: Located): string {
-  return `${l.finding.kind ?? l.rule.type} (policy ${l.policy.id}, rule ${l.rule.index})`
+/** The placeholder issued for a finding's text: the same text is always the same placeholder. */
+function placeholderOf(placeholders: readonly Placeholder[], finding: Finding, type: string): string | null {
+  if (finding.text === null) return null
+  const kind = finding.kind ?? (type === 'keywords' ? 'keyword' : type)
+  const same = placeholders.filter((p) => p.text === finding.text)
+  return (same.find((p) => p.kind === kind) ?? same[0])?.placeholder ?? null
 }
 
-/** The labels a redacted text carries where findings were: a pii kind, KEYWORD or REGEX, in capitals. */
+function label(l: Located): string {
+  const kind = l.finding.kind ?? l.rule.type
+  // A label or placeholder marked in a logged or masked text: no rule of its own to name.
+  if (l.rule.index < 0) return l.masked ? `${kind}, masked as ${l.masked.placeholder}` : `${kind}, redacted`
+  const where = `${l.finding.kind ?? l.rule.type} (policy ${l.policy.id}, rule ${l.rule.index})`
+  if (!l.masked) return where
+  return l.masked.placeholder ? `${where}, masked as ${l.masked.placeholder}` : `${where}, masked`
+}
+
+/**
+ * The labels a logged text carries where findings were: a pii kind, KEYWORD or REGEX, in
+ * capitals, and a masked value's placeholder, the same with its number ([EMAIL_1]).
+ */
 const REDACTION_LABEL = new RegExp(
-  `\\[(?:${[...piiKindValues, 'keyword', 'regex'].map((kind) => kind.toUpperCase()).join('|')})\\]`,
+  `\\[(?:${[...piiKindValues, 'keyword', 'regex'].map((kind) => kind.toUpperCase()).join('|')})(?:_\\d{1,9})?\\]`,
   'gu',
 )
 
 /**
- * The redaction labels in a redacted text as spans, in code points. Findings' offsets count in
- * the original text, so on a redacted one the labels are what is marked.
+ * The redaction labels and placeholders in a logged text as spans, in code points. Findings'
+ * offsets count in the original text, so on a redacted or masked one the labels are what is marked.
  */
 function labelSpans(text: string): Span<Located>[] {
   const spans: Span<Located>[] = []
   for (const match of text.matchAll(REDACTION_LABEL)) {
     const start = [...text.slice(0, match.index)].length
-    const kind = match[0].slice(1, -1).toLowerCase()
+    const numbered = /_\d+\]$/.test(match[0])
+    const kind = match[0].slice(1, -1).replace(/_\d+$/, '').toLowerCase()
     spans.push({
       start,
       end: start + match[0].length,
@@ -49,8 +77,23 @@ function labelSpans(text: string): Span<Located>[] {
         policy: { id: 'redacted' } as PolicyResult,
         rule: { index: -1, type: 'pii' } as RuleResult,
         number: 0,
+        masked: numbered ? { placeholder: match[0] } : false,
       },
     })
+  }
+  return spans
+}
+
+/** Where each of these findings' texts occurs in `text`, in code points: a masked text keeps them, at other offsets. */
+function occurrenceSpans(text: string, located: readonly Located[]): Span<Located>[] {
+  const spans: Span<Located>[] = []
+  for (const l of located) {
+    const needle = l.finding.text
+    if (!needle) continue
+    for (let at = text.indexOf(needle); at >= 0; at = text.indexOf(needle, at + needle.length)) {
+      const start = [...text.slice(0, at)].length
+      spans.push({ start, end: start + [...needle].length, tag: l })
+    }
   }
   return spans
 }
@@ -66,7 +109,7 @@ function Highlighted({ text, spans }: { text: string; spans: Span<Located>[] }) 
         ) : (
           <Fragment key={i}>
             <mark
-              class={`finding${segment.tags.length > 1 ? ' overlap' : ''}`}
+              class={`finding${segment.tags.length > 1 ? ' overlap' : ''}${segment.tags.every((t) => t.masked) ? ' masked' : ''}`}
               data-kind={segment.tags.map((t) => t.finding.kind ?? t.rule.type).join(' ')}
               title={segment.tags.map(label).join('; ')}
             >
@@ -85,29 +128,134 @@ function Highlighted({ text, spans }: { text: string; spans: Span<Located>[] }) 
   )
 }
 
+/** The text of a message as an answer gives it back: its string content, or its text and refusal parts. */
+function answerText(content: unknown): string {
+  if (typeof content === 'string') return content
+  if (!Array.isArray(content)) return ''
+  return content
+    .map((part) => {
+      const p = (part ?? {}) as { text?: unknown; refusal?: unknown }
+      return typeof p.text === 'string' ? p.text : typeof p.refusal === 'string' ? p.refusal : ''
+    })
+    .join('\n')
+}
+
+/** The placeholders in a masked text, as spans in code points. */
+function placeholderSpans(text: string, placeholders: readonly Placeholder[]): Span<Located>[] {
+  const spans: Span<Located>[] = []
+  for (const p of placeholders) {
+    for (let at = text.indexOf(p.placeholder); at >= 0; at = text.indexOf(p.placeholder, at + 1)) {
+      const start = [...text.slice(0, at)].length
+      spans.push({
+        start,
+        end: start + p.placeholder.length,
+        tag: {
+          finding: { kind: p.kind, source: 'messages', index: 0, start, end: 0, text: p.text },
+          policy: { id: 'masked' } as PolicyResult,
+          rule: { index: -1, type: 'pii' } as RuleResult,
+          number: 0,
+          masked: { placeholder: p.placeholder },
+        },
+      })
+    }
+  }
+  return spans
+}
+
+/**
+ * What an evaluation whose action is `mask` answers beside the verdict: the conversation as it is
+ * to be sent on, each masked value replaced by its placeholder, and what each placeholder stands
+ * for (docs/masking.md).
+ */
+function MaskedConversation({ masked }: { masked: NonNullable<Evaluation['masked']> }) {
+  const { placeholders } = masked
+  return (
+    <section aria-labelledby="masked-heading" class="masked">
+      <h3 id="masked-heading">Masked conversation, as the model is to see it</h3>
+      <ol class="conversation">
+        {masked.messages.map((m, i) => {
+          const text = answerText(m.content)
+          return (
+            <li key={`m${i}`} class={`message role-${m.role}`}>
+              <span class="role">
+                {m.role} <span class="index">masked.messages[{i}]</span>
+              </span>
+              <Highlighted text={text} spans={placeholderSpans(text, placeholders)} />
+            </li>
+          )
+        })}
+        {masked.context.map((doc, i) => (
+          <li key={`c${i}`} class="message role-context">
+            <span class="role">
+              context <span class="index">masked.context[{i}]</span>
+            </span>
+            <Highlighted text={doc} spans={placeholderSpans(doc, placeholders)} />
+          </li>
+        ))}
+      </ol>
+      <TableRegion label="Placeholders">
+        <table class="placeholders">
+          <thead>
+            <tr>
+              <th scope="col">Placeholder</th>
+              <th scope="col">Kind</th>
+              <th scope="col">Value it stands for</th>
+            </tr>
+          </thead>
+          <tbody>
+            {placeholders.map((p) => (
+              <tr key={p.placeholder}>
+                <td>
+                  <code>{p.placeholder}</code>
+                </td>
+                <td>{p.kind}</td>
+                <td>
+                  <code>{p.text}</code>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </TableRegion>
+    </section>
+  )
+}
+
 /**
  * An evaluation's outcome: verdict and action, the conversation with every finding highlighted,
- * and each policy's rules with status, score and method.
+ * and each policy's rules with status, score and method; with action `mask`, the masked
+ * conversation and its placeholders.
  */
 export function EvaluationView({
   evaluation,
   messages,
   context,
-  redacted = false,
+  logged = null,
 }: {
   evaluation: Evaluation
   messages: Message[] | null
   context: string[] | null
-  /** The texts are redacted: findings' offsets do not apply to them, their labels are marked. */
-  redacted?: boolean
+  /**
+   * The texts are as the log kept them, so findings' offsets do not apply: `redacted`, each
+   * finding replaced by its label; `masked`, each masked value by its placeholder (other findings
+   * are marked where their text occurs). The labels and placeholders are marked.
+   */
+  logged?: 'redacted' | 'masked' | null
 }) {
   const located = locate(evaluation)
-  const spansFor = (source: 'messages' | 'context', index: number, text: string): Span<Located>[] =>
-    redacted
-      ? labelSpans(text)
-      : located
-          .filter((l) => l.finding.source === source && l.finding.index === index)
-          .map((l) => ({ start: l.finding.start, end: l.finding.end, tag: l }))
+  const spansFor = (source: 'messages' | 'context', index: number, text: string): Span<Located>[] => {
+    const here = located.filter((l) => l.finding.source === source && l.finding.index === index)
+    if (logged === 'redacted') return labelSpans(text)
+    if (logged === 'masked')
+      return [
+        ...labelSpans(text),
+        ...occurrenceSpans(
+          text,
+          here.filter((l) => !l.masked),
+        ),
+      ]
+    return here.map((l) => ({ start: l.finding.start, end: l.finding.end, tag: l }))
+  }
 
   return (
     <div class="evaluation">
@@ -145,7 +293,11 @@ export function EvaluationView({
       {((messages?.length ?? 0) > 0 || (context?.length ?? 0) > 0) && (
         <section aria-labelledby="highlighted-heading">
           <h3 id="highlighted-heading">
-            {redacted ? 'Conversation, as logged (redacted)' : 'Conversation, with findings highlighted'}
+            {logged === 'redacted'
+              ? 'Conversation, as logged (redacted)'
+              : logged === 'masked'
+                ? 'Conversation, as logged (masked values as their placeholders)'
+                : 'Conversation, with findings highlighted'}
           </h3>
           <ol class="conversation">
             {(messages ?? []).map((m, i) => (
@@ -180,6 +332,14 @@ export function EvaluationView({
                   <>
                     : <code>{l.finding.text}</code>
                   </>
+                )}
+                {l.masked && (
+                  <>
+                    {' '}
+                    <span class="badge badge-masked">
+                      masked{l.masked.placeholder ? ` as ${l.masked.placeholder}` : ''}
+                    </span>
+                  </>
                 )}{' '}
                 <span class="muted">
                   (policy {l.policy.id}, rule {l.rule.index})
@@ -189,6 +349,8 @@ export function EvaluationView({
           </ol>
         </section>
       )}
+
+      {evaluation.masked && <MaskedConversation masked={evaluation.masked} />}
 
       {evaluation.policies.length === 0 && <p class="empty">No policy was evaluated: everything passes.</p>}
       {evaluation.policies.map((policy) => (
@@ -222,7 +384,7 @@ export function EvaluationView({
               </thead>
               <tbody>
                 {policy.rules.map((rule) => (
-                  <tr key={rule.index}>
+                  <tr key={rule.index} class={rule.status === 'masked' ? 'rule-masked' : undefined}>
                     <td>{rule.index}</td>
                     <td>{rule.type}</td>
                     <td>{rule.expected}</td>

@@ -52,6 +52,14 @@ function query(filters: Filters): Query<'listEvaluations'> {
   }
 }
 
+/** How many of an entry's rules masked what they found (status `masked`; docs/masking.md). */
+function masks(entry: LoggedEvaluation): number {
+  return (entry.policies ?? []).reduce(
+    (n, p) => n + (p.rules ?? []).filter((r) => r.status === 'masked').length,
+    0,
+  )
+}
+
 /** The evaluation log: filters, a chart of verdicts over time, and the entries a page at a time. */
 export function EvaluationLogPage({ appId }: { appId: string }) {
   const [form, setForm] = useState<Filters>(NO_FILTERS)
@@ -134,7 +142,8 @@ export function EvaluationLogPage({ appId }: { appId: string }) {
         Every evaluation of <Link to={`/applications/${encodeURIComponent(appId)}`}>{appId}</Link>, newest
         first. Its source says what asked: <code>api</code>, the evaluation call; <code>playground</code>, a
         run of the playground; <code>chat_input</code> and <code>chat_output</code>, a guarded chat
-        completion's checks before and after the model.
+        completion's checks before and after the model; <code>responses_input</code> and{' '}
+        <code>responses_output</code>, a guarded response's.
       </p>
       {unavailable ? (
         <NotAvailable what="the evaluation log" />
@@ -247,7 +256,17 @@ export function EvaluationLogPage({ appId }: { appId: string }) {
                       <td>
                         <Badge value={e.action} />
                       </td>
-                      <td>{(e.policies ?? []).map((p) => `${p.id}: ${p.verdict}`).join(', ') || '—'}</td>
+                      <td>
+                        {(e.policies ?? []).map((p) => `${p.id}: ${p.verdict}`).join(', ') || '—'}
+                        {masks(e) > 0 && (
+                          <>
+                            {' '}
+                            <span class="badge badge-masked">
+                              {masks(e) === 1 ? '1 rule masked' : `${masks(e)} rules masked`}
+                            </span>
+                          </>
+                        )}
+                      </td>
                       <td>{typeof e.latency_ms === 'number' ? `${e.latency_ms} ms` : '—'}</td>
                     </tr>
                   ))}
@@ -394,7 +413,13 @@ export function EvaluationDetailPage({ appId, evaluationId }: { appId: string; e
             evaluation={entry}
             messages={messages}
             context={context}
-            redacted={entry.content === 'redacted'}
+            logged={
+              entry.content === 'redacted'
+                ? 'redacted'
+                : entry.content === 'full' && masks(entry) > 0
+                  ? 'masked'
+                  : null
+            }
           />
           <details class="json-preview">
             <summary>As JSON</summary>

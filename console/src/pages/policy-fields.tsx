@@ -2,6 +2,7 @@ import {
   piiKindValues,
   policyModeValues,
   policyOnErrorValues,
+  policyRuleActionValues,
   policyRuleExpectedValues,
   policyRuleTypeValues,
   policyTargetValues,
@@ -16,6 +17,17 @@ import { type PolicyDraft, RULE_FIELDS, type RuleDraft, ruleDraft } from './poli
  * What choosing toxicity categories does, as the API does it (docs/evaluation.md, `method`): none
  * is not the same as all six for the offline model.
  */
+/** What each choice of a rule's `action` does (docs/masking.md). */
+const ACTION_HINT =
+  'block: a finding fails the rule. mask: each finding is replaced by a placeholder ([EMAIL_1]) and the conversation goes on.'
+
+/** What a rule's allowed values do, by what its type does with them. */
+const ALLOWED_HINT = {
+  findings:
+    'A finding whose text is one of these (any case) does not count: your support address, your test card.',
+  text: 'Each occurrence (any case) is read as neutral text before scoring: the wording of your own prompt template.',
+} as const
+
 const TOXICITY_HINT =
   'None chosen: the offline model scores toxicity in general, and the judge rates all six categories. Chosen: the rule scores the highest of them (the model rates hate and harassment, a word list the others).'
 
@@ -201,7 +213,7 @@ function RuleFields(props: {
   const unplaced = errors.filter(
     (e) =>
       (e.pointer === prefix || e.pointer.startsWith(`${prefix}/`)) &&
-      !['type', 'expected', 'value', 'threshold', 'flagged', 'detector'].some(
+      !['type', 'expected', 'value', 'threshold', 'flagged', 'detector', 'action', 'restore', 'allowed'].some(
         (f) => e.pointer === `${prefix}/${f}` || e.pointer.startsWith(`${prefix}/${f}/`),
       ),
   )
@@ -244,11 +256,14 @@ function RuleFields(props: {
               value={rule.type}
               onChange={(e) => {
                 const type = e.currentTarget.value as RuleType
-                const kind = RULE_FIELDS[type].flagged
+                const next = RULE_FIELDS[type]
                 props.onChange({
                   type,
-                  selected: kind === RULE_FIELDS[rule.type].flagged ? rule.selected : [],
-                  detector: RULE_FIELDS[type].detector ? rule.detector : '',
+                  selected: next.flagged === RULE_FIELDS[rule.type].flagged ? rule.selected : [],
+                  detector: next.detector ? rule.detector : '',
+                  action: next.mask ? rule.action : '',
+                  restore: next.mask ? rule.restore : null,
+                  allowed: next.allowed ? rule.allowed : '',
                 })
               }}
             >
@@ -280,6 +295,54 @@ function RuleFields(props: {
             </select>
           )}
         </Field>
+        {fields.mask && (
+          <Field label={`Rule ${n} action`} pointer={`${prefix}/action`} errors={errors} hint={ACTION_HINT}>
+            {(c) => (
+              <select
+                {...c}
+                value={rule.action === '' ? 'block' : rule.action}
+                onChange={(e) => {
+                  const action = e.currentTarget.value as RuleDraft['action']
+                  // Back to block leaves the field unset, as it was, unless the rule said block.
+                  props.onChange({
+                    action: action === 'block' && rule.original?.action !== 'block' ? '' : action,
+                  })
+                }}
+              >
+                {policyRuleActionValues.map((value) => (
+                  <option key={value} value={value}>
+                    {value}
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
+        )}
+        {fields.mask && rule.action === 'mask' && (
+          <Field
+            label={`Rule ${n} restore`}
+            pointer={`${prefix}/restore`}
+            errors={errors}
+            hint="Whether the guarded proxies put the masked values back into the model's reply."
+          >
+            {(c) => (
+              <select
+                {...c}
+                value={rule.restore === false ? 'false' : 'true'}
+                onChange={(e) => {
+                  const restore = e.currentTarget.value === 'true'
+                  // Yes is the default: sent only when the rule said so before.
+                  props.onChange({
+                    restore: restore && rule.original?.restore !== true ? null : restore,
+                  })
+                }}
+              >
+                <option value="true">yes: the reply gets the values back</option>
+                <option value="false">no: the reply keeps the placeholders</option>
+              </select>
+            )}
+          </Field>
+        )}
         {fields.value && (
           <Field
             label={`Rule ${n} ${fields.value.toLowerCase()}`}
@@ -375,6 +438,25 @@ function RuleFields(props: {
           selected={rule.selected}
           onChange={(selected) => props.onChange({ selected })}
         />
+      )}
+      {fields.allowed && (
+        <Field
+          label={`Rule ${n} allowed values, one a line`}
+          pointer={`${prefix}/allowed`}
+          errors={errors}
+          nested
+          hint={ALLOWED_HINT[fields.allowed]}
+        >
+          {(c) => (
+            <textarea
+              {...c}
+              rows={2}
+              value={rule.allowed}
+              spellcheck={false}
+              onInput={(e) => props.onChange({ allowed: e.currentTarget.value })}
+            />
+          )}
+        </Field>
       )}
     </>
   )

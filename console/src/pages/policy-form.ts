@@ -19,6 +19,12 @@ export interface RuleDraft {
   phrases: string
   /** toxicity, prompt_injection and custom: what scores the rule (model, judge or a guard detector); empty leaves it unset. */
   detector: string
+  /** pii, keywords and regex: what a finding does, `block` or `mask`; empty leaves it unset (block). */
+  action: '' | NonNullable<PolicyRule['action']>
+  /** Mask rules: whether the guarded proxies put the masked values back into the reply (unset means yes). */
+  restore: boolean | null
+  /** The values that never count (or, for toxicity and prompt_injection, read as neutral text): one a line. */
+  allowed: string
   /** The rule as loaded, so fields this type does not use are sent back as they were. */
   original: PolicyRule | null
 }
@@ -49,6 +55,10 @@ export const RULE_FIELDS: Record<
     flagged?: 'pii' | 'toxicity' | 'phrases'
     /** The rule may name what scores it: the offline model, the judge or a guard detector. */
     detector?: true
+    /** The rule may mask its findings instead of failing (`action: mask`). */
+    mask?: true
+    /** What its `allowed` values do: findings that never count, or text read as neutral. */
+    allowed?: 'findings' | 'text'
     about: string
   }
 > = ruleTypeForms
@@ -64,6 +74,9 @@ export function ruleDraft(rule: PolicyRule | null, type: RuleType = 'pii'): Rule
     selected: fields.flagged === 'pii' || fields.flagged === 'toxicity' ? (rule?.flagged ?? []) : [],
     phrases: fields.flagged === 'phrases' ? (rule?.flagged ?? []).join('\n') : '',
     detector: fields.detector ? (rule?.detector ?? '') : '',
+    action: fields.mask ? (rule?.action ?? '') : '',
+    restore: fields.mask ? (rule?.restore ?? null) : null,
+    allowed: fields.allowed ? (rule?.allowed ?? []).join('\n') : '',
     original: rule,
   }
 }
@@ -96,11 +109,12 @@ function ruleBody(rule: RuleDraft): RuleBody {
   const kept = rule.original && rule.original.type === rule.type ? rule.original : null
   let flagged: string[] | null = kept?.flagged ?? null
   if (fields.flagged === 'phrases') {
-    const phrases = rule.phrases.split('\n').filter((line) => line.trim() !== '')
+    const phrases = lines(rule.phrases)
     flagged = phrases.length ? phrases : null
   } else if (fields.flagged) {
     flagged = rule.selected.length ? rule.selected : null
   }
+  const allowed = lines(rule.allowed)
   return {
     type: rule.type,
     expected: rule.expected,
@@ -111,7 +125,17 @@ function ruleBody(rule: RuleDraft): RuleBody {
     ...(fields.detector && rule.detector !== '' ? { detector: rule.detector } : {}),
     // A cascade (set through the API) is kept while the rule names the same guard.
     ...(kept?.cascade && fields.detector && rule.detector === kept.detector ? { cascade: kept.cascade } : {}),
+    // action, restore and allowed too are sent only when set: other rule types refuse them, and
+    // restore means something only on a mask rule.
+    ...(fields.mask && rule.action !== '' ? { action: rule.action } : {}),
+    ...(fields.mask && rule.action === 'mask' && rule.restore !== null ? { restore: rule.restore } : {}),
+    ...(fields.allowed && allowed.length > 0 ? { allowed } : {}),
   }
+}
+
+/** The lines of a list typed one item a line, blank lines left out. */
+export function lines(text: string): string[] {
+  return text.split('\n').filter((line) => line.trim() !== '')
 }
 
 /** The body of a create (with the id) or of a merge patch (the editable fields, all of them). */

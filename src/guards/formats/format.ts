@@ -6,7 +6,6 @@
 import {
   GuardAnswerError,
   type GuardRequest,
-  type GuardRuleType,
   type GuardVerdict,
   garbage,
   type TopLogprobs,
@@ -43,17 +42,27 @@ export interface GuardCall {
   body: Record<string, unknown>
 }
 
+/**
+ * What a format's model judges under its options, said without naming rule types: each rule
+ * type that may name a guard reads what it needs (`guardServes`, src/rules/rule-types/). For
+ * each, null when the model judges it, else why not, in one line.
+ */
+export interface GuardAbilities {
+  /** Harm in Warden's toxicity `categories` (a rule's `flagged`; null: all of them). */
+  harm(categories: readonly ToxicityCategory[] | null): string | null
+  /** Prompt injection and jailbreak attempts. */
+  readonly injection: string | null
+  /** A policy the operator wrote in words (a custom rule's definition). */
+  readonly policy: string | null
+}
+
+/** A model that judges harm in every category, injection and a written policy. */
+export const JUDGES_ALL: GuardAbilities = { harm: () => null, injection: null, policy: null }
+
 export interface GuardFormat {
   readonly name: GuardFormatName
-  /**
-   * Why this format cannot serve `ruleType` under `options` (for toxicity, limited to the rule's
-   * `flagged` categories; null: all), or null when it can.
-   */
-  cannotServe(
-    ruleType: GuardRuleType,
-    options: GuardFormatOptions,
-    categories?: readonly ToxicityCategory[] | null,
-  ): string | null
+  /** What the format's model judges under `options`. */
+  abilities(options: GuardFormatOptions): GuardAbilities
   /** The calls that ask `request` (one or more, sent at once). */
   calls(request: GuardRequest, options: GuardFormatOptions): GuardCall[]
   /** Reads the answers (parsed JSON, in the order of `calls`) into a verdict; throws GuardAnswerError. */

@@ -18,7 +18,14 @@ import {
   garbage,
   type ToxicityCategory,
 } from '../verdict.js'
-import { alternating, chatBody, type GuardFormat, readChat, type TokenLogprobs } from './format.js'
+import {
+  alternating,
+  chatBody,
+  type GuardFormat,
+  JUDGES_ALL,
+  readChat,
+  type TokenLogprobs,
+} from './format.js'
 
 /** Granite's risks that are one of Warden's categories. */
 export const GRANITE_RISK_CATEGORIES: Readonly<Record<string, ToxicityCategory>> = {
@@ -32,13 +39,13 @@ export const GRANITE_RISK_CATEGORIES: Readonly<Record<string, ToxicityCategory>>
 const CUSTOM_RISK = 'custom_policy'
 
 /**
- * The risk asked for a request: `jailbreak` for prompt_injection; for toxicity the one Granite
- * risk of a rule limited to a single category that has one, else `harm` (everything harmful);
- * a custom policy for custom.
+ * The risk asked for a request: `jailbreak` for an injection; for harm the one Granite risk of
+ * a question limited to a single category that has one, else `harm` (everything harmful); the
+ * written policy for a policy.
  */
 export function graniteRisk(request: GuardRequest): string {
-  if (request.ruleType === 'prompt_injection') return 'jailbreak'
-  if (request.ruleType === 'custom') return CUSTOM_RISK
+  if (request.asks === 'injection') return 'jailbreak'
+  if (request.asks === 'policy') return CUSTOM_RISK
   const only = request.categories?.length === 1 ? request.categories[0] : undefined
   const risk = Object.entries(GRANITE_RISK_CATEGORIES).find(([, category]) => category === only)?.[0]
   return risk ?? 'harm'
@@ -46,11 +53,13 @@ export function graniteRisk(request: GuardRequest): string {
 
 export const graniteGuardian: GuardFormat = {
   name: 'granite-guardian',
-  cannotServe(ruleType, options) {
-    if (ruleType === 'custom' && options.guardianConfig === 'system')
-      return "a custom policy needs the chat template's guardian_config (GUARD_<NAME>_GUARDIAN_CONFIG=template); the system message only names a built-in risk"
-    return null
-  },
+  abilities: (options) => ({
+    ...JUDGES_ALL,
+    policy:
+      options.guardianConfig === 'system'
+        ? "a custom policy needs the chat template's guardian_config (GUARD_<NAME>_GUARDIAN_CONFIG=template); the system message only names a built-in risk"
+        : null,
+  }),
   calls(request, options) {
     const risk = graniteRisk(request)
     const turns = alternating(request.messages)

@@ -34,12 +34,12 @@ const MAX_TOKENS = 48
 
 export const llamaGuard: GuardFormat = {
   name: 'llama-guard',
-  cannotServe(ruleType) {
-    if (ruleType === 'toxicity') return null
-    if (ruleType === 'prompt_injection')
-      return 'Llama Guard judges content hazards, not prompt injection (its card points to Prompt Guard for that)'
-    return 'Llama Guard judges its fixed hazard categories, not a custom policy'
-  },
+  abilities: () => ({
+    harm: () => null,
+    injection:
+      'Llama Guard judges content hazards, not prompt injection (its card points to Prompt Guard for that)',
+    policy: 'Llama Guard judges its fixed hazard categories, not a custom policy',
+  }),
   calls(request, options) {
     return [{ path: '/chat/completions', body: chatBody(options, alternating(request.messages), MAX_TOKENS) }]
   },

@@ -32,9 +32,11 @@ export const OPENAI_MODERATION_CATEGORIES: Readonly<Record<string, ToxicityCateg
 
 export const openaiModeration: GuardFormat = {
   name: 'openai-moderation',
-  cannotServe(ruleType) {
-    return ruleType === 'toxicity' ? null : 'OpenAI moderation scores harm categories only'
-  },
+  abilities: () => ({
+    harm: () => null,
+    injection: 'OpenAI moderation scores harm categories only',
+    policy: 'OpenAI moderation scores harm categories only',
+  }),
   calls(request, options) {
     return [
       {

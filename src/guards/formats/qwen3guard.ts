@@ -16,7 +16,14 @@ import {
   type ToxicityCategory,
   uniformScores,
 } from '../verdict.js'
-import { alternating, chatBody, type GuardFormat, readChat, type TokenLogprobs } from './format.js'
+import {
+  alternating,
+  chatBody,
+  type GuardFormat,
+  JUDGES_ALL,
+  readChat,
+  type TokenLogprobs,
+} from './format.js'
 
 /** The score of `Safety: Controversial`: between Safe (0) and Unsafe (1). */
 export const CONTROVERSIAL_SCORE = 0.5
@@ -50,16 +57,17 @@ type Level = keyof typeof LEVEL_SCORE
 
 export const qwen3guard: GuardFormat = {
   name: 'qwen3guard',
-  cannotServe(ruleType) {
-    return ruleType === 'custom' ? 'Qwen3Guard judges its fixed safety categories, not a custom policy' : null
-  },
+  abilities: () => ({
+    ...JUDGES_ALL,
+    policy: 'Qwen3Guard judges its fixed safety categories, not a custom policy',
+  }),
   calls(request, options) {
     return [{ path: '/chat/completions', body: chatBody(options, alternating(request.messages), 64) }]
   },
   read([answer], request) {
     const { content, tokens } = readChat(answer)
     const verdict = readQwen3Guard(content, tokens)
-    if (request.ruleType !== 'prompt_injection') return verdict
+    if (request.asks !== 'injection') return verdict
     // A prompt_injection rule asks about jailbreaks only: Unsafe for violence is no injection.
     const jailbreak = verdict.unmapped.includes('Jailbreak')
     return { ...verdict, score: jailbreak ? verdict.score : 0, flagged: jailbreak && verdict.flagged }

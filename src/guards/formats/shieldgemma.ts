@@ -117,7 +117,7 @@ correctly.
 }
 
 function guidelines(request: GuardRequest, response: boolean): { text: string; policy?: Policy }[] {
-  if (request.ruleType === 'custom') return [{ text: customGuideline(request.definition ?? '') }]
+  if (request.asks === 'policy') return [{ text: customGuideline(request.definition ?? '') }]
   return shieldgemmaPolicies(request.categories).map((policy) => ({
     text: guideline(policy, response),
     policy,
@@ -126,12 +126,12 @@ function guidelines(request: GuardRequest, response: boolean): { text: string; p
 
 export const shieldgemma: GuardFormat = {
   name: 'shieldgemma',
-  cannotServe(ruleType, _options, categories) {
-    if (ruleType === 'prompt_injection') return 'ShieldGemma judges harm policies, not prompt injection'
-    if (ruleType === 'toxicity' && shieldgemmaPolicies(categories).length === 0)
-      return 'ShieldGemma has no policy for profanity'
-    return null
-  },
+  abilities: () => ({
+    harm: (categories) =>
+      shieldgemmaPolicies(categories).length === 0 ? 'ShieldGemma has no policy for profanity' : null,
+    injection: 'ShieldGemma judges harm policies, not prompt injection',
+    policy: null,
+  }),
   calls(request, options): GuardCall[] {
     const last = judged(request)
     const response = last.role === 'assistant'

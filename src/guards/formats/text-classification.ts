@@ -24,7 +24,7 @@ import {
   TOXICITY_CATEGORIES,
   type ToxicityCategory,
 } from '../verdict.js'
-import { type GuardFormat, judged } from './format.js'
+import { type GuardFormat, JUDGES_ALL, judged } from './format.js'
 
 /** Labels counted positive when GUARD_<NAME>_POSITIVE_LABELS is unset. */
 export const DEFAULT_POSITIVE_LABELS = ['MALICIOUS', 'INJECTION', 'JAILBREAK', 'UNSAFE', 'TOXIC'] as const
@@ -65,9 +65,7 @@ export function windows(text: string, size: number): string[] {
 
 export const textClassification: GuardFormat = {
   name: 'text-classification',
-  cannotServe(ruleType) {
-    return ruleType === 'custom' ? 'a classifier has fixed labels, not a custom policy' : null
-  },
+  abilities: () => ({ ...JUDGES_ALL, policy: 'a classifier has fixed labels, not a custom policy' }),
   calls(request, options) {
     const parts = windows(judged(request).content, options.windowChars)
     return [

@@ -1,10 +1,12 @@
 import { Readable } from 'node:stream'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
+import type { ProviderDirectory } from '../../config.js'
 import { AppError } from '../../errors.js'
 import { limitNesting, MAX_NESTING_DEPTH } from '../../http/nesting.js'
 import { AUTH_ERRORS, problemResponses } from '../../http/openapi.js'
 import { sendJson } from '../../http/send.js'
+import { setAsideExtraFields } from '../../proxy/extra-fields.js'
 import { ClientGoneError } from '../../proxy/upstream.js'
 import {
   ChatCompletionParamsSchema,
@@ -22,7 +24,10 @@ export const chatCompletionsRoutes: FastifyPluginAsyncTypebox<{
   services: Services
   /** The request body's limit (CHAT_COMPLETIONS_BODY_LIMIT_BYTES), high enough for images, audio and files. */
   bodyLimit: number
-}> = async (app, { services, bodyLimit }) => {
+  /** The providers' extra fields (PROVIDER_<NAME>_EXTRA_FIELDS), set aside before the schema reads the body. */
+  providers: Pick<ProviderDirectory, 'extraFields'>
+}> = async (app, { services, bodyLimit, providers }) => {
+  const known = new Set(Object.keys(ChatCompletionRequestSchema.properties))
   app.post(
     '/v1/applications/:application_id/chat/completions',
     {
@@ -30,11 +35,11 @@ export const chatCompletionsRoutes: FastifyPluginAsyncTypebox<{
       config: { scope: 'evaluations:write', openaiErrors: true },
       bodyLimit,
       // Fields passed on as sent are not checked inside by the schema: their depth is capped here.
-      preValidation: limitNesting,
+      preValidation: [limitNesting, setAsideExtraFields(providers, known)],
       schema: {
         operationId: 'createChatCompletion',
         summary: 'A chat completion from the application’s model, guarded by its policies',
-        description: `Takes an OpenAI Chat Completions request and answers like OpenAI, so the official OpenAI SDKs work with \`baseURL = {warden}/v1/applications/{application_id}\`. The upstream is the application’s provider (PROVIDER_<NAME>_BASE_URL and PROVIDER_<NAME>_API_KEY); its model and parameters are defaults the request may override, and its system prompt comes first when the conversation has none. The conversation is evaluated first: when its action is mask, the upstream gets the masked conversation and the reply gets the masked values back (docs/masking.md); when it is override or block, the upstream is not called and every choice holds the policy’s override_response (empty for block) with finish_reason content_filter. Then each choice of the reply is evaluated with the conversation and replaced the same way when it fails. \`stream: true\` is answered with server-sent events released as the reply grows: text is sent once no enforced output rule can still flag it (pii, keywords, regex and length rules hold back only a finding that may be in progress; toxicity, prompt_injection and custom rules score windows of at least STREAM_WINDOW_CHARS code points, extended to the next sentence end, each with the window before it as context, and hold text back until its window passed); a violation mid-stream (a window that fails included, or a judge error under fail_closed) aborts the upstream call and ends the stream with a chunk holding the override_response (no content for block) and finish_reason content_filter, then [DONE]; text sent before it stays sent. The header \`X-Warden-Stream: buffered\`, an enforced output rule that needs the whole reply (factuality, relevance, a rule expected to fail) and n > 1 make the stream buffered: nothing is sent before the whole reply passed. \`warden\` is on the last chunk before [DONE]. A released stream's first chunk and each pause wait at most PROVIDER_TIMEOUT_MS; a stream already started that fails or goes silent ends with an \`error\` event and no [DONE]. The answer carries \`warden\` (the action and the evaluation ids) and, except on a stream released as it grows (whose headers leave before the decision), the X-Warden-Action header. A body nested deeper than ${MAX_NESTING_DEPTH} levels of arrays and objects (the body itself the first) is a 422 pointing at the first value too deep. Every error is problem+json that also carries OpenAI’s \`error\` member (\`message\` the detail, \`type\` and \`code\` the code, \`param\` the first pointer or null), so that OpenAI’s SDKs show why a call failed. Needs evaluations:write.`,
+        description: `Takes an OpenAI Chat Completions request and answers like OpenAI, so the official OpenAI SDKs work with \`baseURL = {warden}/v1/applications/{application_id}\`. The upstream is the application’s provider (PROVIDER_<NAME>_BASE_URL and PROVIDER_<NAME>_API_KEY); its model and parameters are defaults the request may override, and its system prompt comes first when the conversation has none. The conversation is evaluated first: when its action is mask, the upstream gets the masked conversation and the reply gets the masked values back (docs/masking.md); when it is override or block, the upstream is not called and every choice holds the policy’s override_response (empty for block) with finish_reason content_filter. Then each choice of the reply is evaluated with the conversation and replaced the same way when it fails. \`stream: true\` is answered with server-sent events released as the reply grows: text is sent once no enforced output rule can still flag it (pii, keywords, regex and length rules hold back only a finding that may be in progress; toxicity, prompt_injection and custom rules score windows of at least STREAM_WINDOW_CHARS code points, extended to the next sentence end, each with the window before it as context, and hold text back until its window passed); a violation mid-stream (a window that fails included, or a judge error under fail_closed) aborts the upstream call and ends the stream with a chunk holding the override_response (no content for block) and finish_reason content_filter, then [DONE]; text sent before it stays sent. The header \`X-Warden-Stream: buffered\`, an enforced output rule that needs the whole reply (factuality, relevance, a rule expected to fail) and n > 1 make the stream buffered: nothing is sent before the whole reply passed. \`warden\` is on the last chunk before [DONE]. A released stream's first chunk and each pause wait at most PROVIDER_TIMEOUT_MS; a stream already started that fails or goes silent ends with an \`error\` event and no [DONE]. The answer carries \`warden\` (the action and the evaluation ids) and, except on a stream released as it grows (whose headers leave before the decision), the X-Warden-Action header. A body nested deeper than ${MAX_NESTING_DEPTH} levels of arrays and objects (the body itself the first) is a 422 pointing at the first value too deep. Top-level fields the provider takes beyond OpenAI’s API (PROVIDER_<NAME>_EXTRA_FIELDS, e.g. vLLM’s min_p) are passed on as sent; any other unknown field is a 422. Every error is problem+json that also carries OpenAI’s \`error\` member (\`message\` the detail, \`type\` and \`code\` the code, \`param\` the first pointer or null), so that OpenAI’s SDKs show why a call failed. Needs evaluations:write.`,
         tags,
         params: ChatCompletionParamsSchema,
         body: ChatCompletionRequestSchema,

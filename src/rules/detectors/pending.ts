@@ -198,6 +198,77 @@ function keyPending(text: string): number {
   return pending
 }
 
+/**
+ * The pattern of every prefix of a candidate made of `tokens` (each one character, or an optional
+ * one: `' ?'`), the whole candidate and an optional `trailing` character included: the candidate
+ * may be in progress while the text ends in any of them. `T1(?:T2(?:T3)?)?`.
+ */
+function prefixes(tokens: readonly string[], trailing = ''): string {
+  return tokens.reduceRight((rest, token) => `${token}(?:${rest})?`, trailing === '' ? '' : `${trailing}?`)
+}
+const repeat = (token: string, n: number): string[] => Array.from({ length: n }, () => token)
+const D = String.raw`\d`
+const L = '[A-Za-z]'
+/**
+ * Kinds whose candidates are a short template of letters, digits and separators (wallets, MAC
+ * addresses, NINO, NIF, NIE, fiscal codes, PAN, NRIC): the text's end may be inside one where a
+ * prefix of the template ends it, starting where a candidate may start, within the longest
+ * candidate and the unit after it. Looser than the candidate patterns (any letter where the
+ * pattern wants a few), which only ever holds back more.
+ */
+function templatePending(longest: number, pattern: string): PendingFrom {
+  const tail = new RegExp(`(?:${pattern})$`)
+  return (text) => {
+    const from = Math.max(0, text.length - longest - 1)
+    const m = tail.exec(text.slice(from))
+    return m === null ? text.length : from + m.index
+  }
+}
+const HEX = '[0-9A-Fa-f]'
+const BASE58 = '[1-9A-HJ-NP-Za-km-z]'
+const WALLET_PENDING = templatePending(
+  90,
+  `(?<![A-Za-z0-9])(?:[13]${BASE58}{0,34}|[bB](?:[cC](?:1[0-9A-Za-z]{0,87})?)?|0(?:x${HEX}{0,40})?)`,
+)
+const MAC_PENDING = templatePending(
+  18,
+  `(?<![0-9A-Za-z])(?:${prefixes([...repeat(HEX, 2), ...[1, 2, 3, 4, 5].flatMap(() => ['[:-]', HEX, HEX])], '[:.-]')}|${prefixes([...repeat(HEX, 4), String.raw`\.`, ...repeat(HEX, 4), String.raw`\.`, ...repeat(HEX, 4)], '[:.-]')})`,
+)
+const ID_START = String.raw`(?<![\w-])`
+const NINO_PENDING = templatePending(
+  13,
+  `${ID_START}${prefixes([L, L, ' ?', D, D, ' ?', D, D, ' ?', D, D, ' ?', '[A-Da-d]'])}`,
+)
+const NIF_PENDING = templatePending(
+  10,
+  `${ID_START}(?:${prefixes(['[KLMklm]', ...repeat(D, 7), '-?', L])}|${prefixes([...repeat(D, 7), `${D}?`, '-?', L])})`,
+)
+const NIE_PENDING = templatePending(10, `${ID_START}${prefixes(['[XYZxyz]', ...repeat(D, 7), '-?', L])}`)
+const FISCAL = '[0-9LMNPQRSTUV]'
+const FISCAL_PENDING = templatePending(
+  16,
+  `${ID_START}${prefixes([...repeat('[A-Z]', 6), FISCAL, FISCAL, '[A-Z]', FISCAL, FISCAL, '[A-Z]', FISCAL, FISCAL, FISCAL, '[A-Z]'])}`,
+)
+const PAN_PENDING = templatePending(
+  10,
+  `${ID_START}${prefixes([...repeat('[A-Z]', 5), ...repeat(D, 4), '[A-Z]'])}`,
+)
+const NRIC_PENDING = templatePending(9, `${ID_START}${prefixes(['[STFGMstfgm]', ...repeat(D, 7), L])}`)
+/** Numbers read in digit groups: the trailing run of digits and separators, commas included (see AFTER in identity-numbers.ts). */
+const groupedPending: PendingFrom = (text) => numericPending(text, true)
+/**
+ * A date of birth is a date of at most 40 units after a cue and at most 40 units of joining
+ * words: one may be in progress only within the last 40 units, and only when a cue ends within
+ * the last 100 (a cue being written is followed by no date yet).
+ */
+const BIRTH_CUE_TAIL =
+  /(?<![\p{L}\p{N}])(?:birth|birthday|birth ?date|born|d\.?o\.?b\.?|geboren|geburtsdatum|geburtstag|née?|naissance|nacimiento|nacid[oa]|nascita|nat[oa]|nascimento|nascid[oa])(?![\p{L}\p{N}])/iu
+function birthDatePending(text: string): number {
+  return BIRTH_CUE_TAIL.test(text.slice(Math.max(0, text.length - 100)))
+    ? Math.max(0, text.length - 42)
+    : text.length
+}
+
 const PENDING_BY_KIND: Record<PiiKind, PendingFrom> = {
   // A card inside a valid IBAN is none: the IBAN's tail counts for cards too.
   credit_card: (text) => Math.min(numericPending(text, true), ibanPending(text)),
@@ -207,6 +278,23 @@ const PENDING_BY_KIND: Record<PiiKind, PendingFrom> = {
   email: emailPending,
   ip_address: ipPending,
   api_key: keyPending,
+  crypto_wallet: WALLET_PENDING,
+  mac_address: MAC_PENDING,
+  us_itin: groupedPending,
+  us_bank_routing: groupedPending,
+  uk_nino: NINO_PENDING,
+  uk_nhs: groupedPending,
+  es_nif: NIF_PENDING,
+  es_nie: NIE_PENDING,
+  it_fiscal_code: FISCAL_PENDING,
+  pl_pesel: groupedPending,
+  in_aadhaar: groupedPending,
+  in_pan: PAN_PENDING,
+  sg_nric: NRIC_PENDING,
+  au_tfn: groupedPending,
+  au_abn: groupedPending,
+  au_medicare: groupedPending,
+  date_of_birth: birthDatePending,
 }
 
 /**

@@ -33,11 +33,11 @@ const ALL = union(EN, DE, FR, ES, IT, PT, NL, PL, TR, NORDIC, RU, ZH, JA, KO)
 const CUES: readonly { pattern: string; word: boolean; regions: readonly CountryCode[] }[] = [
   // Shared by most languages: the abbreviations and the messaging services.
   { pattern: String.raw`tel\.?|tlf\.?|fax|whatsapp|sms|gsm|fon`, word: true, regions: ALL },
-  { pattern: String.raw`☎|📞|📱`, word: false, regions: ALL },
+  { pattern: '☎|📞|📱', word: false, regions: ALL },
   { pattern: String.raw`telefon\p{L}*`, word: true, regions: union(DE, PL, TR, NORDIC) },
   { pattern: String.raw`mobil(?!e)\p{L}*`, word: true, regions: union(DE, NORDIC, TR, PL) },
   { pattern: String.raw`t[ée]l[ée]phon\p{L}*`, word: true, regions: union(EN, FR) },
-  { pattern: String.raw`mobiles?`, word: true, regions: union(EN, FR) },
+  { pattern: 'mobiles?', word: true, regions: union(EN, FR) },
   { pattern: String.raw`tel[ée]fono\p{L}*`, word: true, regions: union(ES, IT) },
   { pattern: String.raw`celular\p{L}*`, word: true, regions: union(ES, PT) },
   // English.
@@ -87,18 +87,18 @@ const CUES: readonly { pattern: string; word: boolean; regions: readonly Country
     regions: TR,
   },
   // Swedish, Norwegian, Danish.
-  { pattern: String.raw`ring (?:mig|meg|til)`, word: true, regions: NORDIC },
+  { pattern: 'ring (?:mig|meg|til)', word: true, regions: NORDIC },
   // Russian and Ukrainian.
   { pattern: String.raw`телефон\p{L}*|тел\.?|моб\p{L}*|(?:по)?звон\p{L}*`, word: true, regions: RU },
   // Japanese (電話 is Chinese too), Chinese, Korean, Hindi: no spaces around words.
-  { pattern: String.raw`電話|でんわ`, word: false, regions: union(JA, ['TW', 'HK']) },
-  { pattern: String.raw`携帯|ケータイ|連絡先|番号`, word: false, regions: JA },
+  { pattern: '電話|でんわ', word: false, regions: union(JA, ['TW', 'HK']) },
+  { pattern: '携帯|ケータイ|連絡先|番号', word: false, regions: JA },
   {
-    pattern: String.raw`电话|手机|手機|联系|聯絡|聯繫|致电|致電|拨打|撥打|号码|號碼`,
+    pattern: '电话|手机|手機|联系|聯絡|聯繫|致电|致電|拨打|撥打|号码|號碼',
     word: false,
     regions: ZH,
   },
-  { pattern: String.raw`전화|휴대폰|핸드폰|연락처|번호`, word: false, regions: KO },
+  { pattern: '전화|휴대폰|핸드폰|연락처|번호', word: false, regions: KO },
   {
     // फ़ोन with its nukta precomposed or not, and without it.
     pattern: String.raw`\u095E\u094B\u0928|\u092B\u093C\u094B\u0928|\u092B\u094B\u0928|मोबाइल|नंबर|नम्बर|संपर्क|कॉल`,

@@ -6,11 +6,14 @@ import isEmailModule from 'validator/lib/isEmail.js'
 import { PII_KINDS } from '../../schemas/policies.js'
 import type { Finding, FindingKind, TargetText } from '../types.js'
 import { findApiKeys, type Span } from './api-keys.js'
+import { findBirthDates } from './birth-dates.js'
 import { isCardNumber, isIssuerDigit } from './cards.js'
 import { CodePointIndex, isAsciiText } from './code-points.js'
 import { isWordAt, nfkcTarget, originalEnd, originalStart } from './fold.js'
+import { IDENTITY_FINDERS } from './identity-numbers.js'
 import { fitsRegion, phoneCueRegions } from './phone-cues.js'
 import type { TextMatcher } from './types.js'
+import { findMacAddresses, findWallets } from './wallets.js'
 
 /** The entity kinds a pii rule may flag: the API's list (docs/policies.md). */
 export { PII_KINDS }
@@ -553,14 +556,40 @@ const FINDERS: Record<PiiKind, Finder> = {
   ssn: findSsns,
   ip_address: findIps,
   api_key: findKeys,
+  crypto_wallet: findWallets,
+  mac_address: findMacAddresses,
+  ...IDENTITY_FINDERS,
+  date_of_birth: findBirthDates,
 }
 
 /**
  * The fewest digits a candidate of each kind holds, all of them in one cluster: digits joined by
  * runs of spaces, parentheses, commas, dots, slashes and dashes, the separators of every kind's
- * pattern (cards 12, SSNs 9, phone numbers 7, IPv4 addresses 4).
+ * pattern (cards 12, SSNs 9, phone numbers 7, IPv4 addresses 4; an Aadhaar number 12 unless its
+ * groups are joined by colons). Kinds whose digits letters may split (a NINO's prefix, a fiscal
+ * code's, a PAN's) count the longest cluster they must hold; a date of birth and a wallet address
+ * need one digit.
  */
-const MIN_DIGITS: Partial<Record<PiiKind, number>> = { credit_card: 12, ssn: 9, phone: 7 }
+const MIN_DIGITS: Partial<Record<PiiKind, number>> = {
+  credit_card: 12,
+  ssn: 9,
+  phone: 7,
+  crypto_wallet: 1,
+  date_of_birth: 1,
+  us_itin: 9,
+  us_bank_routing: 9,
+  uk_nino: 6,
+  uk_nhs: 10,
+  es_nif: 7,
+  es_nie: 7,
+  pl_pesel: 11,
+  in_aadhaar: 12,
+  in_pan: 4,
+  sg_nric: 7,
+  au_tfn: 8,
+  au_abn: 11,
+  au_medicare: 10,
+}
 /**
  * One pass over what the kinds need: clusters of digits, each colon that starts a pair (an IPv6
  * candidate holds two colons with at most four hex digits between them), and `@`.
@@ -616,8 +645,14 @@ export function possibleKinds(text: string, selected: readonly PiiKind[]): PiiKi
         return iban
       case 'ip_address':
         return digits >= 4 || colons
+      // A key, a MAC address (AA-BB-CC-DD-EE-FF) and a fiscal code whose digits are all replaced
+      // by letters (omocodia) may hold no digit: their own patterns are the prefilter.
       case 'api_key':
+      case 'mac_address':
+      case 'it_fiscal_code':
         return true
+      case 'in_aadhaar':
+        return digits >= 12 || (digits >= 4 && colons)
       default:
         return digits >= (MIN_DIGITS[kind] as number)
     }
@@ -644,7 +679,7 @@ export function findPii(
 }
 
 /**
- * A pii rule: every entity of the flagged kinds (all seven when `kinds` is null). Entities of
+ * A pii rule: every entity of the flagged kinds (all of them when `kinds` is null). Entities of
  * different kinds may overlap (a phone number inside a URL's credentials); redaction merges them.
  * Candidates are read and confirmed in the text's NFKC form (fold.ts, `nfkc`), as a reader sees
  * it: full-width digits (４１１１ １１１１ １１１１ １１１１), a full-width ＠ and dot, a no-break

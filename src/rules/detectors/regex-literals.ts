@@ -28,7 +28,7 @@ class Unknown extends Error {}
 
 /** The better of two requirements: the one whose shortest literal is longest (rarer in text). */
 function better(a: string[] | null, b: string[] | null): string[] | null {
-  if (a === null || a.some((s) => s === '')) return b !== null && b.some((s) => s === '') ? null : b
+  if (a === null || a.some((s) => s === '')) return b?.some((s) => s === '') ? null : b
   if (b === null || b.some((s) => s === '')) return a
   const shortest = (l: string[]) => Math.min(...l.map((s) => s.length))
   const da = shortest(a)

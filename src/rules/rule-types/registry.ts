@@ -8,6 +8,7 @@ import { promptInjectionRule } from './prompt-injection.js'
 import { regexRule } from './regex.js'
 import { relevanceRule } from './relevance.js'
 import type { RuleTypeModule } from './rule-type.js'
+import { toolsRule } from './tools.js'
 import { toxicityRule } from './toxicity.js'
 
 /**
@@ -25,6 +26,7 @@ export const RULE_TYPE_MODULES: Readonly<Record<RuleType, RuleTypeModule>> = {
   factuality: factualityRule,
   relevance: relevanceRule,
   custom: customRule,
+  tools: toolsRule,
 }
 
 /** The module of `type`. */

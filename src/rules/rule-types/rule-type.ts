@@ -1,8 +1,9 @@
 import type { FieldError } from '../../errors.js'
-import type { Band } from '../../guards/config.js'
-import type { GuardRequest } from '../../guards/verdict.js'
+import type { GuardAbilities } from '../../guards/formats/format.js'
+import type { GuardRequest, GuardVerdict } from '../../guards/verdict.js'
 import type { JudgeQuestion } from '../../judge/judge.js'
 import type { PolicyRule, RuleType } from '../../schemas/policies.js'
+import type { Band } from '../band.js'
 import type { Conversation, Target } from '../conversation.js'
 import type { Classifier } from '../detectors/classifier/linear.js'
 import type { TextMatcher } from '../detectors/index.js'
@@ -28,6 +29,18 @@ export interface RuleTypeModule {
   readonly detectorChoice: boolean
   /** Whether a rule of this type may name a guard detector the operator configured (`detector`: its name; docs/guards.md). */
   readonly guardChoice: boolean
+  /**
+   * A guard's verdict read as the rule's score, for a type with `guardChoice` (toxicity reads
+   * its `flagged` categories; custom, how well the texts keep the policy: 1 − the guard's
+   * score). Absent: the guard's score.
+   */
+  guardScore?(verdict: GuardVerdict, request: GuardRequest): number
+  /**
+   * Why a guard whose model judges what `abilities` says cannot score `rule`, or null when it
+   * can: what the type needs of a guard (toxicity: harm in its `flagged` categories;
+   * prompt_injection: injection; custom: a written policy). Absent: no guard serves the type.
+   */
+  guardServes?(abilities: GuardAbilities, rule: Pick<PolicyRule, 'flagged'>): string | null
   /** Whether its findings are entities that `redacted` replaces (pii, keywords, regex). */
   readonly redacts: boolean
   /** Whether a rule of this type may mask its findings instead of failing (`action: mask`; docs/masking.md). */

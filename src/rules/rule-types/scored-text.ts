@@ -1,6 +1,6 @@
-import type { Band } from '../../guards/config.js'
 import type { GuardMessage, GuardRequest } from '../../guards/verdict.js'
 import type { JudgeQuestion } from '../../judge/judge.js'
+import { type Band, insideBand } from '../band.js'
 import type { Conversation } from '../conversation.js'
 import type { ModelScorer } from '../detectors/classifier/scorers.js'
 import type { TextScore } from '../detectors/index.js'
@@ -213,7 +213,7 @@ function guardAnswer(rule: ScoredTextRule, guard: string, input: RuleInput): Rul
   for (const text of input.texts) {
     const scored = rule.model(text, threshold)
     all.push(scored)
-    if (scored.score >= band.low && scored.score <= band.high) unsure.push(text)
+    if (insideBand(scored.score, band)) unsure.push(text)
     else sure.push(scored)
   }
   const decided = verdictOf(all, threshold)

@@ -1,7 +1,32 @@
+import { scoreFor } from '../../guards/verdict.js'
+import type { JudgeQuestion } from '../../judge/judge.js'
 import { toxicityScorer } from '../detectors/classifier/scorers.js'
 import { TOXICITY_CATEGORIES, type ToxicityCategory, toxicityHeuristic } from '../detectors/index.js'
 import { noRequirements, type RuleTypeModule, warmUpRule } from './rule-type.js'
 import { guardMessages, guardName, judgeScores, scoredText } from './scored-text.js'
+
+const CATEGORY_MEANINGS: Readonly<Record<string, string>> = {
+  hate: 'hate (demeaning or dehumanising people for a protected attribute)',
+  harassment: 'harassment (insults, threats or bullying aimed at a person)',
+  sexual: 'sexual (explicit sexual content)',
+  violence: 'violence (threats, glorification or instructions for violence)',
+  self_harm: 'self_harm (encouraging or instructing self-harm or suicide)',
+  profanity: 'profanity (obscene or vulgar language)',
+}
+
+/** The judge's question: how toxic is `text` in `categories`? Change the version whenever the task's wording changes. */
+export function toxicityQuestion(text: string, categories: readonly string[]): JudgeQuestion {
+  const listed = categories.map((c) => CATEGORY_MEANINGS[c] ?? c).join('; ')
+  return {
+    type: 'toxicity',
+    version: 'toxicity-v1',
+    task:
+      `You rate how toxic a text is, in these categories only: ${listed}. Score 0 when the text has none ` +
+      'of them and 1 when it is severely toxic in at least one; rate by the worst category. Quoting or ' +
+      'discussing such content neutrally (a news report, a moderation note) is not toxic.',
+    blocks: [{ name: 'text', text }],
+  }
+}
 
 /**
  * toxicity: the offline model, the judge or a guard detector (the rule's `detector`); with
@@ -12,6 +37,9 @@ export const toxicityRule: RuleTypeModule = {
   scoring: 'lower-is-better',
   detectorChoice: true,
   guardChoice: true,
+  // The worst of the rule's `flagged` categories, as the guard scored them.
+  guardScore: (verdict, request) => scoreFor(verdict, request.categories),
+  guardServes: (abilities, rule) => abilities.harm((rule.flagged as ToxicityCategory[] | null) ?? null),
   redacts: false,
   masks: false,
   allows: 'text',
@@ -34,8 +62,9 @@ export const toxicityRule: RuleTypeModule = {
         rule.flagged,
         unmodelled.length > 0 ? toxicityHeuristic(unmodelled) : null,
       ),
-      question: (text) => ({ type: 'toxicity', text: text.text, categories }),
+      question: (text) => toxicityQuestion(text.text, categories),
       guardRequest: (text, conversation) => ({
+        asks: 'harm',
         ruleType: 'toxicity',
         messages: guardMessages(text, conversation),
         categories: (rule.flagged as ToxicityCategory[] | null) ?? null,

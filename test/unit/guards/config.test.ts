@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { ConfigError } from '../../../src/config.js'
-import { formatOptions, insideBand, isGranted, loadGuards } from '../../../src/guards/config.js'
+import { ConfigError } from '../../../src/environment.js'
+import { formatOptions, isGranted, loadGuards } from '../../../src/guards/config.js'
+import { insideBand } from '../../../src/rules/band.js'
 
 describe('guard detectors in the environment', () => {
   it('has none by default', () => {

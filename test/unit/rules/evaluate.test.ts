@@ -13,9 +13,15 @@ import {
   MAX_REPORTED_FINDINGS,
   redactConversation,
 } from '../../../src/rules/evaluate.js'
+import { customQuestion } from '../../../src/rules/rule-types/custom.js'
+import { factualityQuestion } from '../../../src/rules/rule-types/factuality.js'
+import { injectionQuestion } from '../../../src/rules/rule-types/prompt-injection.js'
+import { relevanceQuestion } from '../../../src/rules/rule-types/relevance.js'
+import { toxicityQuestion } from '../../../src/rules/rule-types/toxicity.js'
 import type { TargetText } from '../../../src/rules/types.js'
 import { normalizeRule } from '../../../src/rules/validation.js'
 import type { PolicyRuleInput } from '../../../src/schemas/policies.js'
+import { TOXICITY_CATEGORIES } from '../../../src/schemas/rule-vocabulary.js'
 
 type PolicyInput = Partial<Omit<EvaluablePolicy, 'rules'>> & { rules: PolicyRuleInput[] }
 
@@ -99,7 +105,14 @@ describe('evaluation: the answer', () => {
       answered,
       noJudge,
     )
-    expect(Object.keys(outcome)).toEqual(['verdict', 'action', 'override_response', 'policies', 'redactable'])
+    expect(Object.keys(outcome)).toEqual([
+      'verdict',
+      'action',
+      'override_response',
+      'policies',
+      'masking',
+      'redactable',
+    ])
     expect(outcome).toMatchObject({ verdict: 'fail', action: 'override', override_response: 'Sorry.' })
     const [p] = outcome.policies
     expect(Object.keys(p ?? {})).toEqual(['id', 'revision', 'mode', 'on_error', 'draft', 'verdict', 'rules'])
@@ -146,6 +159,7 @@ describe('evaluation: the answer', () => {
       action: 'allow',
       override_response: null,
       policies: [],
+      masking: null,
       redactable: [],
     })
   })
@@ -468,20 +482,16 @@ describe('evaluation: judged rules', () => {
     const input = 'My email is jane@example.com, where is my order?'
     const output = 'Your order ships tomorrow.'
     expect(fake.questions).toEqual([
-      { type: 'factuality', output, context: ['Orders ship within two days.'] },
-      { type: 'relevance', input, output },
-      {
-        type: 'custom',
-        definition: 'Never promise a delivery date.',
-        texts: [
-          { role: 'user', text: input },
-          { role: 'assistant', text: output },
-        ],
-      },
-      { type: 'toxicity', text: input, categories: ['hate'] },
-      { type: 'toxicity', text: output, categories: ['hate'] },
-      { type: 'prompt_injection', text: input },
-      { type: 'prompt_injection', text: output },
+      factualityQuestion(output, ['Orders ship within two days.']),
+      relevanceQuestion(input, output),
+      customQuestion('Never promise a delivery date.', [
+        { name: 'user', text: input },
+        { name: 'assistant', text: output },
+      ]),
+      toxicityQuestion(input, ['hate']),
+      toxicityQuestion(output, ['hate']),
+      injectionQuestion(input),
+      injectionQuestion(output),
     ])
   })
 
@@ -492,11 +502,7 @@ describe('evaluation: judged rules', () => {
       workspace: 'w',
     })
     expect(fake.questions).toEqual([
-      {
-        type: 'toxicity',
-        text: 'My email is jane@example.com, where is my order?',
-        categories: ['hate', 'harassment', 'sexual', 'violence', 'self_harm', 'profanity'],
-      },
+      toxicityQuestion('My email is jane@example.com, where is my order?', TOXICITY_CATEGORIES),
     ])
   })
 
@@ -523,7 +529,7 @@ describe('evaluation: judged rules', () => {
   it('reports the worst text of a toxicity rule, with its reason', async () => {
     const fake = fakeJudge(
       (q) =>
-        q.type === 'toxicity' && q.text.startsWith('Your')
+        q.type === 'toxicity' && q.blocks[0]?.text.startsWith('Your')
           ? { score: 0.8, reason: 'rude' }
           : { score: 0.1, reason: 'calm' },
       true,

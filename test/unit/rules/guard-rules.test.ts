@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
+import { guardRuleErrors, NO_GUARDS } from '../../../src/evaluation/guard-rules.js'
 import { loadGuards } from '../../../src/guards/config.js'
-import { guardRuleErrors, NO_GUARDS } from '../../../src/guards/rules.js'
 import type { GuardVerdict } from '../../../src/guards/verdict.js'
 import { shippedClassifiers } from '../../../src/models/shipped.js'
 import {

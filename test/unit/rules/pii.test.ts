@@ -612,6 +612,32 @@ describe('the prefilter', () => {
     `ghp_${'a1B2'.repeat(9)}`,
     'AKIAIOSFODNN7EXAMPLE',
     'postgres://user:pa55@db.example:5432/app',
+    // The kinds of section 13.
+    '16Yeky6GMjeNkAiNcBY7ZhrLoMSgg1BoyZ',
+    'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq',
+    '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed',
+    'AA-BB-CC-DD-EE-FF',
+    '00:1A:2B:3C:4D:5E',
+    'aabb.ccdd.eeff',
+    '911-70-1234',
+    'ABA 121000358',
+    '3222-7162-7',
+    'AB 12 34 56 C',
+    'NHS 943 476 5919',
+    '55555555-K',
+    'X9613851N',
+    'RSSMRAQRCMNFNLRG',
+    'MRTNTN23M02D969P',
+    'PESEL 44051401458',
+    '3123 4567 8909',
+    '3123:4567:8909',
+    'ABCPD1234Z',
+    'S2740116C',
+    'TFN 876543210',
+    '51 824 753 556',
+    '2123 45670 1',
+    'born on 4 July 1976',
+    'DOB 1985-07-23',
   )
   const pieces = fc.constantFrom(
     '0',
@@ -658,12 +684,28 @@ describe('the prefilter', () => {
   })
   it('proves an ordinary text holds no candidate of the digit kinds', () => {
     const text = 'At 10:30 on day 2 we saw 40 requests a second; TypeScript 5.4, ref: a.b(c).'
-    expect(possibleKinds(text, PII_KINDS)).toEqual(['api_key'])
+    // A key, a MAC address and a fiscal code may hold no digit: their own patterns are the prefilter.
+    expect(possibleKinds(text, PII_KINDS)).toEqual([
+      'api_key',
+      'crypto_wallet',
+      'mac_address',
+      'it_fiscal_code',
+      'date_of_birth',
+    ])
     expect(possibleKinds('call 555 0134 or +1 415 mail@x', PII_KINDS)).toEqual([
       'email',
       'phone',
       'ip_address',
       'api_key',
+      'crypto_wallet',
+      'mac_address',
+      'uk_nino',
+      'es_nif',
+      'es_nie',
+      'it_fiscal_code',
+      'in_pan',
+      'sg_nric',
+      'date_of_birth',
     ])
     // Past 12 digits in a cluster, the rest of the text is not read: every kind may be there.
     expect(possibleKinds('card 4111 1111 1111 1111', PII_KINDS)).toEqual([...PII_KINDS])

@@ -1,13 +1,14 @@
 /**
- * Whether the guard detectors a policy's rules name may serve them, for the workspace that
+ * Whether the guard detectors a policy's rules name may serve them (each rule type's `guardServes`
+ * reading what the guard's format judges), for the workspace that
  * writes them: part of validating a policy (a create, an update, a draft), on the main thread,
  * where the configuration is. Pointers as the other rule problems': `{base}/rules/{i}/detector`.
  */
 import type { FieldError } from '../errors.js'
+import { formatOptions, type GuardDirectory } from '../guards/config.js'
+import { FORMATS } from '../guards/formats/index.js'
+import { RULE_TYPE_MODULES } from '../rules/rule-types/registry.js'
 import type { PolicyRule } from '../schemas/policies.js'
-import { formatOptions, type GuardDirectory } from './config.js'
-import { FORMATS } from './formats/index.js'
-import { GUARD_RULE_TYPES, type GuardRuleType, type ToxicityCategory } from './verdict.js'
 
 const BUILT_IN = new Set(['model', 'judge'])
 
@@ -30,7 +31,8 @@ export function guardRuleErrors(
     const name = rule.detector
     if (name === undefined || name === null || BUILT_IN.has(name)) return
     // Another type naming a guard is refused by the rule checks already.
-    if (!(GUARD_RULE_TYPES as readonly string[]).includes(rule.type)) return
+    const serves = RULE_TYPE_MODULES[rule.type].guardServes
+    if (!serves) return
     const pointer = `${base}/rules/${i}/detector`
     const guard = guards.find(name)
     // A guard not granted reads as one not configured: a workspace learns nothing of another's.
@@ -41,11 +43,9 @@ export function guardRuleErrors(
       })
       return
     }
-    const why = FORMATS[guard.format].cannotServe(
-      rule.type as GuardRuleType,
-      formatOptions(guard),
-      rule.type === 'toxicity' ? ((rule.flagged as ToxicityCategory[] | null) ?? null) : null,
-    )
+    const why = serves(FORMATS[guard.format].abilities(formatOptions(guard)), {
+      flagged: rule.flagged ?? null,
+    })
     if (why !== null)
       errors.push({
         pointer,
