@@ -7,10 +7,10 @@
 //   npm run bench:quality -- --data DIR [--data DIR2 ...] [--threshold 0.5] [--task NAME]
 //                            [--split SOURCE ...] [--stage cascade|linear|second]
 //
-// --stage: for prompt_injection, what scores a text: `cascade` (the default when models/ holds the
-// second stage: the linear model outside its uncertain band, the second stage inside it and for
-// every document, as evaluation does), `linear` (the linear model alone) or `second` (the second
-// stage alone). R@1% and R@5% are the recall at the thresholds that flag 1% and 5% of the
+// --stage: for prompt_injection, what scores a text: `linear` (the default: the linear model alone,
+// as rules score it unless PROMPT_INJECTION_SECOND_STAGE=true), `cascade` (the linear model outside
+// its uncertain band, the second stage inside it and for documents, as rules score it with the
+// second stage on) or `second` (the second stage alone). R@1% and R@5% are the recall at the thresholds that flag 1% and 5% of the
 // benign texts: the source's own, or, for a source of attacks only, all benign texts of DIR
 // (marked *).
 //
@@ -50,7 +50,7 @@ const scorers = {
 }
 const tasks = only !== null ? [only] : Object.keys(scorers)
 const network = await loadNetwork('prompt_injection')
-stage ??= network ? 'cascade' : 'linear'
+stage ??= 'linear'
 if (stage !== 'linear' && network === null) {
   console.error('models/prompt_injection.onnx not found: --stage linear only')
   process.exit(2)

@@ -44,8 +44,9 @@ export async function serve(config: Config): Promise<FastifyInstance> {
   // The offline classifiers' weights are checked before anything else: a damaged file stops
   // start-up here rather than failing toxicity and prompt_injection rules later.
   const classifiers = shippedClassifiers()
-  // The second stage's network, checked the same way, and its session made once for this thread.
-  const second = await shippedSecondStage()
+  // The second stage's network, when asked for: checked the same way, its session made once for
+  // this thread (and once in each pool worker).
+  const second = config.promptInjectionSecondStage ? await shippedSecondStage() : null
   // Traces over OTLP/HTTP when OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is set (docs/tracing.md).
   const telemetry = startTelemetry(config.tracing)
   if (telemetry) logger.info('tracing: spans exported over OTLP/HTTP')
