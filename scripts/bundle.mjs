@@ -13,6 +13,7 @@ const root = new URL('..', import.meta.url).pathname
 const external = [
   'better-sqlite3',
   're2',
+  'onnxruntime-node',
   'pg',
   'ioredis',
   'pino',

@@ -105,6 +105,11 @@ export interface Config {
   readonly guards: GuardDirectory
   /** Traces over OTLP/HTTP (OpenTelemetry's OTEL_* variables; docs/tracing.md); null: off. */
   readonly tracing: TracingConfig | null
+  /**
+   * Whether offline prompt_injection rules ask the neural second stage where the linear model is
+   * unsure, and about documents (PROMPT_INJECTION_SECOND_STAGE, default false; docs/detectors.md).
+   */
+  readonly promptInjectionSecondStage: boolean
 }
 
 /** What OpenTelemetry's standard variables, and Warden's own, ask of tracing (docs/tracing.md). */
@@ -365,6 +370,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     streamWindowChars: integer(env, 'STREAM_WINDOW_CHARS', 400, 1, 100_000),
     guards: loadGuards(env),
     tracing: tracing(env),
+    promptInjectionSecondStage: flag(env, 'PROMPT_INJECTION_SECOND_STAGE'),
   })
 }
 

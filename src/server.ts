@@ -4,6 +4,7 @@ import { buildApp } from './app.js'
 import type { Config } from './config.js'
 import { createLogger } from './logger.js'
 import { type MetricsServer, startMetricsServer } from './metrics.js'
+import { shippedSecondStage } from './models/second-stage.js'
 import { shippedClassifiers } from './models/shipped.js'
 import { defaultDetector } from './services/detectors.service.js'
 import { createServices } from './services/index.js'
@@ -43,6 +44,9 @@ export async function serve(config: Config): Promise<FastifyInstance> {
   // The offline classifiers' weights are checked before anything else: a damaged file stops
   // start-up here rather than failing toxicity and prompt_injection rules later.
   const classifiers = shippedClassifiers()
+  // The second stage's network, when asked for: checked the same way, its session made once for
+  // this thread (and once in each pool worker).
+  const second = config.promptInjectionSecondStage ? await shippedSecondStage() : null
   // Traces over OTLP/HTTP when OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is set (docs/tracing.md).
   const telemetry = startTelemetry(config.tracing)
   if (telemetry) logger.info('tracing: spans exported over OTLP/HTTP')
@@ -50,7 +54,7 @@ export async function serve(config: Config): Promise<FastifyInstance> {
   const { migrations, documents } = await prepareStore(store)
   if (migrations.length > 0) logger.info({ migrations }, 'store migrated')
   if (documents > 0) logger.info({ documents }, 'stored documents rendered again')
-  const services = createServices({ store, config, classifiers })
+  const services = createServices({ store, config, classifiers, second })
   logDetectors(logger, config)
   const { createdSecret } = await services.operator.bootstrap(config.adminKey)
   await services.evaluator.warmUp()

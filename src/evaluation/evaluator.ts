@@ -31,6 +31,7 @@ import {
   evaluate,
   type RuleTracer,
   redactConversation,
+  type SecondStage,
 } from '../rules/evaluate.js'
 import { maskContext, maskMessages, numbered } from '../rules/masking.js'
 import { RULE_TYPE_MODULES } from '../rules/rule-types/registry.js'
@@ -87,6 +88,11 @@ export interface EvaluatorDependencies {
   guards?: Guards | null
   /** The offline classifiers policies are compiled with. */
   classifiers: Classifiers
+  /**
+   * The offline models' second stage on this thread, for the evaluations made here (the pool's
+   * workers load their own); null or absent: the linear models decide alone.
+   */
+  second?: SecondStage | null
   metrics?: Metrics | null
   /** Where evaluations estimated at `poolMinMs` or more run; none: every evaluation runs on the event loop. */
   pool?: EvaluationPool | null
@@ -297,6 +303,7 @@ export class Evaluator {
         {
           judge,
           guards,
+          second: this.deps.second ?? null,
           workspace,
           signal,
           ...(metrics && work.observed ? { observeRule: metrics.rule } : {}),
@@ -349,6 +356,7 @@ export class Evaluator {
       {
         judge: this.deps.judge,
         guards,
+        second: this.deps.second ?? null,
         workspace,
         signal: signal ? () => AbortSignal.any([signal, stopping]) : stopping,
       },
@@ -406,7 +414,7 @@ export class Evaluator {
         ],
         context: null,
       },
-      { judge: null, workspace: 'warm-up' },
+      { judge: null, workspace: 'warm-up', second: this.deps.second ?? null },
     )
   }
 

@@ -161,6 +161,8 @@ export interface EvaluationPoolOptions {
   judge: Judge | null
   /** The guard detectors configured, or null. */
   guards?: GuardScorer | null
+  /** The workers load the offline models' second stage (src/models/second-stage.ts) and use it. */
+  second?: boolean
 }
 
 /**
@@ -322,7 +324,7 @@ export class EvaluationPool {
   }
 
   private spawn(): Slot {
-    const worker = new Worker(this.options.entry)
+    const worker = new Worker(this.options.entry, { workerData: { second: this.options.second === true } })
     // An idle pool never keeps the process alive.
     worker.unref()
     const slot: Slot = { worker, ready: false, running: null, held: new Set(), stopping: null }

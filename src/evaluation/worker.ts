@@ -1,6 +1,7 @@
-import { parentPort } from 'node:worker_threads'
+import { parentPort, workerData } from 'node:worker_threads'
 import { LRUCache } from 'lru-cache'
 import type { FieldError } from '../errors.js'
+import { shippedSecondStage } from '../models/second-stage.js'
 import { shippedClassifiers } from '../models/shipped.js'
 import {
   type CompiledPolicy,
@@ -30,6 +31,9 @@ const port = parentPort
 if (port === null) throw new Error('the evaluation worker runs only as a worker thread')
 
 const classifiers = shippedClassifiers()
+/** The offline models' second stage, loaded once for this worker when the pool uses one. */
+const second =
+  (workerData as { second?: boolean } | null)?.second === true ? await shippedSecondStage() : null
 const compiled = new LRUCache<string, CompiledPolicy>({ max: COMPILED_CACHE_SIZE })
 /** Policies compiled for one run (keys `run:…`: a draft under test): needed only while their run lasts. */
 const testRuns = new LRUCache<string, CompiledPolicy>({ max: 16 })
@@ -107,6 +111,7 @@ async function run(id: number, task: PoolTask): Promise<PoolResult> {
   const outcome = await evaluate(evaluated, task.conversation, {
     judge: null,
     remote: remoteFor(id, task),
+    second,
     workspace: task.workspace,
     ...(task.timed ? { observeRule: (type, method, seconds) => observed.push([type, method, seconds]) } : {}),
   })

@@ -18,7 +18,7 @@ let directory: string | null = null
 const loaded = new Map<ShippedTask, Classifier>()
 
 /** The package's `models/` folder: the nearest one above this module (src/… or dist/…). */
-function modelsDirectory(): string {
+export function modelsDirectory(): string {
   if (directory !== null) return directory
   let dir = dirname(fileURLToPath(import.meta.url))
   for (;;) {

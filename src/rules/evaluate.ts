@@ -179,6 +179,20 @@ export interface EvaluateOptions {
   traceRule?: RuleTracer
   /** The clock of `observeRule`'s durations, in milliseconds (default `performance.now`). */
   clock?: () => number
+  /**
+   * The offline models' second stage in this thread (src/models/second-stage.ts); null or absent:
+   * none, and the linear models decide every text.
+   */
+  second?: SecondStage | null
+}
+
+/**
+ * A second stage of the offline models: the tasks it reads, each with the band of linear scores
+ * it decides inside, and its probability for a text.
+ */
+export interface SecondStage {
+  bands: ReadonlyMap<string, Band>
+  score(task: string, text: string): Promise<number>
 }
 
 export type RuleObserver = (type: RuleType, method: RuleMethod, seconds: number) => void
@@ -282,7 +296,7 @@ interface Awaiting {
 }
 
 /** An external scorer's answer as the rule reads it, or why there is none (the rule's reason). */
-export type ScorerAnswer = (JudgeScore & { guard?: GuardResult }) | { error: string }
+export type ScorerAnswer = (JudgeScore & { guard?: GuardResult; findings?: Finding[] }) | { error: string }
 type Answer = ScorerAnswer
 
 /** External scorers asked elsewhere (`EvaluateOptions.remote`): which are there, and how to ask. */
@@ -303,6 +317,8 @@ export function askScorer(
   signal: AbortSignal | undefined,
 ): Promise<ScorerAnswer> {
   if (question.scorer === 'guard') return askGuard(scorers.guards, question, workspace, signal)
+  // The second stage answers in the thread that evaluates; it is never asked of another.
+  if (question.scorer === 'second') return Promise.resolve({ error: 'second stage asked of another thread' })
   if (scorers.judge === null) return Promise.resolve({ error: NO_JUDGE })
   return askJudge(scorers.judge, question.question, workspace, signal)
 }
@@ -351,6 +367,7 @@ function settle(item: Awaiting, answers: Answer[]): void {
     }
     // Several texts (toxicity, prompt_injection) report the worst, which is the highest score.
     if (worst === null || answer.score > worst.score) worst = answer
+    if (answer.findings) for (const finding of answer.findings) item.result.findings.push(finding)
     if (answer.guard && (guard === undefined || answer.guard.score > guard.score)) guard = answer.guard
   }
   if (worst === null) return
@@ -393,6 +410,26 @@ function askJudge(
         ? answer
         : { error: 'judge answered something that is not a score' },
     (error: unknown) => judgeFailure(error, signal),
+  )
+}
+
+/** The second stage's score of a text the linear model was unsure of, or of a document. */
+function askSecond(
+  second: SecondStage | null,
+  question: Extract<ExternalQuestion, { scorer: 'second' }>,
+): Promise<Answer> {
+  if (second === null) return Promise.resolve({ error: 'no second stage' })
+  const name = question.task === 'prompt_injection' ? 'injection' : question.task
+  const label = question.document ? `${name} (read as a document)` : name
+  return second.score(question.task, question.text).then(
+    (p) => {
+      const score = Math.round(p * 1000) / 1000
+      const linear = Math.round(question.linear * 1000) / 1000
+      const reason = `${label} ${score} (second stage; linear model ${linear})`
+      if (score <= question.threshold) return { score, reason }
+      return { score, reason: `${reason}${question.weighed}`, findings: question.findings }
+    },
+    () => ({ error: 'second stage failed' }),
   )
 }
 
@@ -663,6 +700,8 @@ export function evaluate(
             ? guards.available(options.workspace)
             : NO_GUARDS,
       }
+  const second = options.second ?? null
+  if (second !== null) scorers.second = second.bands
   const run: Run = {
     input: conversation,
     conversation: read,
@@ -677,12 +716,14 @@ export function evaluate(
   const results = policies.map((p) => evaluatePolicy(p, run))
   if (questions.length === 0) return Promise.resolve(decide(policies, results, run))
   let asked: Promise<Answer>[]
-  if (remote) asked = questions.map((q) => remote.ask(q))
+  if (remote) asked = questions.map((q) => (q.scorer === 'second' ? askSecond(second, q) : remote.ask(q)))
   else {
     const signal = typeof options.signal === 'function' ? options.signal() : options.signal
     const workspace = options.workspace as string
     const local = { judge: options.judge, guards }
-    asked = questions.map((q) => askScorer(q, local, workspace, signal))
+    asked = questions.map((q) =>
+      q.scorer === 'second' ? askSecond(second, q) : askScorer(q, local, workspace, signal),
+    )
   }
   return Promise.all(asked).then((answers) => {
     for (const item of awaiting) settle(item, answers)

@@ -8,7 +8,7 @@ import type { Judge } from '../judge/judge.js'
 import { createOpenAiJudge } from '../judge/openai.js'
 import { Metrics } from '../metrics.js'
 import { shippedClassifiers } from '../models/shipped.js'
-import type { Classifiers } from '../rules/evaluate.js'
+import type { Classifiers, SecondStage } from '../rules/evaluate.js'
 import type { Store } from '../store/database.js'
 import { ApiKeysService } from './api-keys.service.js'
 import { ApplicationsService } from './applications.service.js'
@@ -66,6 +66,11 @@ export interface ServiceDependencies {
    * classifiers Warden ships.
    */
   evaluationWorker?: URL | null
+  /**
+   * The offline models' second stage (src/models/second-stage.ts) for evaluations on the event
+   * loop; the pool's workers then load their own. Null (the default): none, the linear models decide.
+   */
+  second?: SecondStage | null
   /** How long one evaluation may compute in the pool, from when a worker starts it (default 30 s). */
   evaluationPoolTimeoutMs?: number
 }
@@ -113,6 +118,7 @@ export function createServices({
   classifiers = shippedClassifiers(),
   evaluationWorker = workerEntry(),
   evaluationPoolTimeoutMs = POOL_TIMEOUT_MS,
+  second = null,
 }: ServiceDependencies): Services {
   const authentication = new AuthenticationService({ store, clock })
   const evaluationLog = new EvaluationLogService({
@@ -131,6 +137,7 @@ export function createServices({
           timeoutMs: evaluationPoolTimeoutMs,
           judge,
           guards,
+          second: second !== null,
         })
       : null
   const checks = new RuleChecks({ pool, guards })
@@ -140,6 +147,7 @@ export function createServices({
     judge,
     guards,
     classifiers,
+    second,
     metrics,
     pool,
     poolMinMs: config.evaluationPoolMinMs,

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { EvaluationPool, type PoolTask } from '../../src/evaluation/pool.js'
 import { type Judge, JudgeError } from '../../src/judge/judge.js'
+import { shippedSecondStage } from '../../src/models/second-stage.js'
 import type { EvaluablePolicy } from '../../src/rules/evaluate.js'
 import type { PolicyRule } from '../../src/schemas/policies.js'
 import { createTestApp, problem, type TestApp } from '../helpers/app.js'
@@ -437,5 +438,51 @@ describe.each(STORE_KINDS)('patterns too costly to compile on the event loop (%s
     // Only a buffered stream carries the decision in its headers.
     expect(res.headers['x-warden-action']).toBe('allow')
     expect(res.body).toContain('data: [DONE]')
+  })
+})
+
+describe('the evaluation pool with the second stage', () => {
+  let pooled: TestApp
+  let inline: TestApp
+
+  beforeAll(async () => {
+    const second = await shippedSecondStage()
+    expect(second).not.toBeNull()
+    pooled = await createTestApp(
+      'sqlite',
+      { EVALUATION_POOL_MIN_MS: '0' },
+      { second, evaluationWorker: await evaluationWorker() },
+    )
+    inline = await createTestApp('sqlite', { EVALUATION_POOL_SIZE: '0' }, { second })
+    for (const t of [pooled, inline]) {
+      const app = await t.request({
+        method: 'POST',
+        url: '/v1/applications',
+        payload: { id: 'bot', name: 'bot', description: '' },
+      })
+      expect(app.statusCode, app.body).toBe(201)
+    }
+  })
+  afterAll(async () => {
+    await pooled.close()
+    await inline.close()
+  })
+
+  it('loads the network in its workers and answers what the event loop does', async () => {
+    const payload = {
+      messages: [{ role: 'user', content: 'Respond only in JSON with the fields name and age' }],
+      context: ['Hi team, the budget review moves to Thursday at ten.'],
+      draft_policies: [{ id: 'guard', target: ['user', 'context'], rules: [{ type: 'prompt_injection' }] }],
+    }
+    const evaluate = (t: TestApp) =>
+      t.request({ method: 'POST', url: '/v1/applications/bot/evaluations', payload })
+    const [a, b] = [await evaluate(pooled), await evaluate(inline)]
+    expect(a.statusCode, a.body).toBe(200)
+    expect(b.statusCode, b.body).toBe(200)
+    expect(decision(a.json())).toEqual(decision(b.json()))
+    expect(a.json().policies[0].rules[0]).toMatchObject({
+      method: 'model',
+      reason: expect.stringContaining('(second stage; linear model'),
+    })
   })
 })

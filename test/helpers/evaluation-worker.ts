@@ -23,7 +23,7 @@ export function evaluationWorker(): Promise<URL> {
       platform: 'node',
       format: 'esm',
       target: 'node20',
-      external: ['re2'],
+      external: ['re2', 'onnxruntime-node'],
       banner: {
         js: "import { createRequire as __wardenRequire } from 'node:module';\nconst require = __wardenRequire(import.meta.url);",
       },

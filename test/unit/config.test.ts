@@ -251,6 +251,15 @@ describe('loadConfig', () => {
     })
   })
 
+  it('asks the second stage of prompt_injection only when PROMPT_INJECTION_SECOND_STAGE is true', () => {
+    expect(loadConfig({}).promptInjectionSecondStage).toBe(false)
+    expect(loadConfig({ PROMPT_INJECTION_SECOND_STAGE: 'true' }).promptInjectionSecondStage).toBe(true)
+    expect(loadConfig({ PROMPT_INJECTION_SECOND_STAGE: 'false' }).promptInjectionSecondStage).toBe(false)
+    expect(() => loadConfig({ PROMPT_INJECTION_SECOND_STAGE: 'yes' })).toThrow(
+      'PROMPT_INJECTION_SECOND_STAGE must be true or false, got "yes"',
+    )
+  })
+
   describe('tracing (OpenTelemetry’s variables)', () => {
     it('is off unless an OTLP endpoint is set, and off when disabled', () => {
       expect(loadConfig({}).tracing).toBeNull()

@@ -16,4 +16,13 @@ describe('npm install in this repository', () => {
     expect(asked.status, asked.stderr).toBe(0)
     expect(asked.stdout.trim()).toBe('true')
   })
+
+  it('skips onnxruntime-node’s download of CUDA binaries, so that an offline install works', () => {
+    const asked = spawnSync('npm', ['config', 'get', 'onnxruntime-node-install'], {
+      cwd: fileURLToPath(new URL('../../', import.meta.url)),
+      encoding: 'utf8',
+    })
+    expect(asked.status, asked.stderr).toBe(0)
+    expect(asked.stdout.trim()).toBe('skip')
+  })
 })

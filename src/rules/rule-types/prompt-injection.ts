@@ -1,5 +1,5 @@
 import type { JudgeQuestion } from '../../judge/judge.js'
-import { injectionScorer } from '../detectors/classifier/scorers.js'
+import { injectionScorer, isDocument } from '../detectors/classifier/scorers.js'
 import { noRequirements, type RuleTypeModule, warmUpRule } from './rule-type.js'
 import { guardMessages, guardName, judgeScores, scoredText } from './scored-text.js'
 
@@ -39,6 +39,7 @@ export const promptInjectionRule: RuleTypeModule = {
       detector: rule.detector,
       cascade: rule.cascade ?? null,
       model: injectionScorer(classifiers.prompt_injection),
+      second: { task: 'prompt_injection', always: isDocument },
       question: (text) => injectionQuestion(text.text),
       guardRequest: (text, conversation) => ({
         asks: 'injection',
@@ -48,9 +49,12 @@ export const promptInjectionRule: RuleTypeModule = {
     })
   },
   cost: {
-    // 80 ns a character; U+FDFA, which folds to 18 characters, 1,250 ns a UTF-8 byte beyond the first.
-    nsPerCharacter: 100,
-    nsPerWideByte: 1_250,
+    // The linear model: 80 ns a character; U+FDFA, which folds to 18 characters, 1,250 ns a UTF-8
+    // byte beyond the first. Its second stage (models/prompt_injection.onnx), at worst on every
+    // text (documents always, messages the linear model is unsure of): 1,400 ns a UTF-8 byte
+    // (bench/classifiers.mjs, worst text 1,387 µs per KB alone).
+    nsPerCharacter: 100 + 1_400,
+    nsPerWideByte: 1_250 + 1_400,
     // A guard without a cascade decides alone; with one, the model scores every text first.
     external: (rule, judge) =>
       judgeScores(rule.detector, judge) || (guardName(rule.detector) !== null && !rule.cascade),

@@ -138,6 +138,12 @@ export interface Scorers {
    * configured, or not granted to the workspace.
    */
   guards: ReadonlyMap<string, { cascade: Band | null }>
+  /**
+   * The tasks whose offline model has a second stage here (src/models/second-stage.ts), each with
+   * the band of the linear model's scores inside which the second stage decides; absent: none
+   * (the linear model decides every text).
+   */
+  second?: ReadonlyMap<string, Band>
 }
 
 /**
@@ -199,6 +205,21 @@ export type ExternalQuestion =
       request: GuardRequest
       /** Asked because a cascade's offline model was unsure (counted as an escalation). */
       escalated: boolean
+    }
+  | {
+      /** The offline model's second stage, in the thread that evaluates (never forwarded). */
+      scorer: 'second'
+      task: string
+      text: string
+      /** What the linear model said of the text (the reason keeps it). */
+      linear: number
+      /** The rule's threshold: over it, the answer names the linear model's findings. */
+      threshold: number
+      /** The phrases that weighed most for the linear model (its findings, and its reason after the score). */
+      findings: Finding[]
+      weighed: string
+      /** Read as a document (a `context` document or a tool's result). */
+      document: boolean
     }
 
 /**

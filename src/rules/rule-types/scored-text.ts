@@ -69,6 +69,12 @@ export interface ScoredTextRule {
   /** The rule's own cascade band (a guard's configuration may set one too); null: none. */
   cascade: Band | null
   model: ModelScorer
+  /**
+   * The task whose second stage, where there is one (`Scorers.second`), decides the texts the
+   * linear model is unsure of, and the texts it always reads (`always`: documents and tool
+   * results for prompt_injection, where planted instructions hide).
+   */
+  second?: { task: string; always: (text: TargetText) => boolean }
   question: (text: TargetText) => JudgeQuestion
   guardRequest: (text: TargetText, conversation: Conversation) => GuardRequest
 }
@@ -99,7 +105,10 @@ export function scoredText(rule: ScoredTextRule): CompiledRuleType {
           ask: input.texts.map((text) => ({ scorer: 'judge', question: rule.question(text) })),
           method,
         }
-      return modelVerdict(rule.model, input.texts, input.threshold ?? DEFAULT_THRESHOLD)
+      const threshold = input.threshold ?? DEFAULT_THRESHOLD
+      const band = rule.second ? input.scorers.second?.get(rule.second.task) : undefined
+      if (rule.second && band) return secondAnswer(rule.model, rule.second, band, input.texts, threshold)
+      return modelVerdict(rule.model, input.texts, threshold)
     },
     stream: { hold: 'window' },
   }
@@ -111,6 +120,51 @@ function modelVerdict(model: ModelScorer, texts: readonly TargetText[], threshol
     texts.map((text) => model(text, threshold)),
     threshold,
   )
+}
+
+/**
+ * The offline model's cascade: the linear model scores every text and decides those outside
+ * `band`; the second stage decides the others, and every text `always` names that the linear
+ * model is not sure is an attack (a document it scores under the band is read by the second
+ * stage too, which may flag what the linear model cleared). Its scores count with the sure
+ * texts' (`known`), the worst deciding.
+ */
+function secondAnswer(
+  model: ModelScorer,
+  second: NonNullable<ScoredTextRule['second']>,
+  band: Band,
+  texts: readonly TargetText[],
+  threshold: number,
+): RuleAnswer {
+  const ask: ExternalQuestion[] = []
+  const sure: TextScore[] = []
+  for (const text of texts) {
+    const scored = model(text, threshold)
+    const document = second.always(text)
+    if ((document || scored.score >= band.low) && scored.score <= band.high) {
+      // The phrases that weighed most for the linear model explain a text the second stage flags.
+      const explained = scored.score > threshold ? scored : model(text, -1)
+      const semicolon = explained.reason?.indexOf(';') ?? -1
+      ask.push({
+        scorer: 'second',
+        task: second.task,
+        text: text.text,
+        linear: scored.score,
+        threshold,
+        findings: explained.findings,
+        weighed: semicolon >= 0 ? (explained.reason as string).slice(semicolon) : '',
+        document,
+      })
+    } else sure.push(scored)
+  }
+  if (ask.length === 0) return verdictOf(sure, threshold)
+  if (sure.length === 0) return { ask, method: 'model' }
+  const verdict = verdictOf(sure, threshold)
+  return {
+    ask,
+    method: 'model',
+    known: { score: verdict.score as number, reason: verdict.reason, findings: verdict.findings },
+  }
 }
 
 /** The verdict of texts the offline model scored: the worst score decides. */

@@ -62,8 +62,12 @@ const remembered = new WeakMap<Classifier, LRUCache<string, Remembered>>()
  * itself the attack, when the model has a head for documents.
  */
 function readsAsDocument(classifier: Classifier, target: TargetText, documents: boolean): boolean {
-  const document = target.kind === 'document' || target.role === 'context' || target.role === 'tool'
-  return documents && document && classifier.readsDocuments
+  return documents && isDocument(target) && classifier.readsDocuments
+}
+
+/** A `context` document or a tool's result: text the model is given, where planted instructions hide. */
+export function isDocument(target: TargetText): boolean {
+  return target.kind === 'document' || target.role === 'context' || target.role === 'tool'
 }
 
 function read(classifier: Classifier, target: TargetText, document: boolean): Scored {
