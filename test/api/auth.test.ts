@@ -49,6 +49,8 @@ function bodyFor(operationId: string, n: number): object | undefined {
       return {}
     case 'createChatCompletion':
       return { model: 'm', messages: [{ role: 'user', content: `hello ${n}` }] }
+    case 'createResponse':
+      return { model: 'm', input: `hello ${n}` }
     case 'applyLiteLLMGuardrail':
       return { input_type: 'request', texts: [`hello ${n}`] }
     default:
