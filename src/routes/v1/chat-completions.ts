@@ -1,13 +1,9 @@
-import { Readable } from 'node:stream'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { ProviderDirectory } from '../../config.js'
-import { AppError } from '../../errors.js'
 import { limitNesting, MAX_NESTING_DEPTH } from '../../http/nesting.js'
 import { AUTH_ERRORS, problemResponses } from '../../http/openapi.js'
-import { sendJson } from '../../http/send.js'
 import { setAsideExtraFields } from '../../proxy/extra-fields.js'
-import { ClientGoneError } from '../../proxy/upstream.js'
 import {
   ChatCompletionParamsSchema,
   ChatCompletionProblemSchema,
@@ -15,8 +11,7 @@ import {
   ChatCompletionSchema,
 } from '../../schemas/chat-completions.js'
 import type { Services } from '../../services/index.js'
-import { requestTraceContext } from '../../telemetry/http.js'
-import { iterateInContext, withContext } from '../../telemetry/index.js'
+import { sendGuarded } from './guarded-answer.js'
 
 const tags = ['chat completions']
 
@@ -83,48 +78,9 @@ export const chatCompletionsRoutes: FastifyPluginAsyncTypebox<{
         },
       },
     },
-    async (request, reply) => {
-      // A client that goes away abandons the evaluations and the upstream call still under way.
-      const abandoned = new AbortController()
-      const onClose = () => {
-        if (!reply.raw.writableEnded) abandoned.abort()
-      }
-      reply.raw.once('close', onClose)
-      let streaming = false
-      try {
-        const { workspaceId, keyId } = request.principal
-        const traced = requestTraceContext(request)
-        const answer = await withContext(traced, () =>
-          services.chatCompletions.complete(
-            { workspaceId, keyId, requestId: String(request.id) },
-            request.params.application_id,
-            request.body,
-            {
-              signal: abandoned.signal,
-              buffered: String(request.headers['x-warden-stream'] ?? '').toLowerCase() === 'buffered',
-            },
-          ),
-        )
-        // A stream released as it grows has no decision yet: a header that may lie is not sent.
-        if (answer.action !== null) reply.header('x-warden-action', answer.action)
-        if (!answer.stream && typeof answer.body === 'string') return sendJson(reply, answer.body)
-        reply.header('content-type', 'text/event-stream; charset=utf-8').header('cache-control', 'no-cache')
-        if (typeof answer.body === 'string') return reply.send(answer.body)
-        // Released as the reply grows: each event is written as soon as it is made.
-        reply.header('x-accel-buffering', 'no')
-        // A client that goes away mid-stream abandons the upstream call: the listener stays.
-        streaming = true
-        return reply.send(Readable.from(iterateInContext(traced, answer.body), { objectMode: false }))
-      } catch (error) {
-        if (error instanceof ClientGoneError)
-          throw new AppError(
-            'upstream_error',
-            'The client closed the connection; the model call was abandoned',
-          )
-        throw error
-      } finally {
-        if (!streaming) reply.raw.off('close', onClose)
-      }
-    },
+    async (request, reply) =>
+      sendGuarded(request, reply, (caller, options) =>
+        services.chatCompletions.complete(caller, request.params.application_id, request.body, options),
+      ),
   )
 }

@@ -1,18 +1,14 @@
-import { Readable } from 'node:stream'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { ProviderDirectory } from '../../config.js'
-import { AppError } from '../../errors.js'
 import { limitNesting } from '../../http/nesting.js'
 import { AUTH_ERRORS, problemResponses } from '../../http/openapi.js'
 import { sendJson } from '../../http/send.js'
 import { setAsideExtraFields } from '../../proxy/extra-fields.js'
-import { ClientGoneError } from '../../proxy/upstream.js'
 import { ChatCompletionProblemSchema } from '../../schemas/chat-completions.js'
 import { ResponseSchema, ResponsesParamsSchema, ResponsesRequestSchema } from '../../schemas/responses.js'
 import type { Services } from '../../services/index.js'
-import { requestTraceContext } from '../../telemetry/http.js'
-import { iterateInContext, withContext } from '../../telemetry/index.js'
+import { sendGuarded } from './guarded-answer.js'
 
 const tags = ['responses']
 
@@ -115,44 +111,9 @@ export const responsesRoutes: FastifyPluginAsyncTypebox<{
         },
       },
     },
-    async (request, reply) => {
-      const abandoned = new AbortController()
-      const onClose = () => {
-        if (!reply.raw.writableEnded) abandoned.abort()
-      }
-      reply.raw.once('close', onClose)
-      let streaming = false
-      try {
-        const { workspaceId, keyId } = request.principal
-        const traced = requestTraceContext(request)
-        const answer = await withContext(traced, () =>
-          services.responses.respond(
-            { workspaceId, keyId, requestId: String(request.id) },
-            request.params.application_id,
-            request.body,
-            {
-              signal: abandoned.signal,
-              buffered: String(request.headers['x-warden-stream'] ?? '').toLowerCase() === 'buffered',
-            },
-          ),
-        )
-        if (answer.action !== null) reply.header('x-warden-action', answer.action)
-        if (!answer.stream && typeof answer.body === 'string') return sendJson(reply, answer.body)
-        reply.header('content-type', 'text/event-stream; charset=utf-8').header('cache-control', 'no-cache')
-        if (typeof answer.body === 'string') return reply.send(answer.body)
-        reply.header('x-accel-buffering', 'no')
-        streaming = true
-        return reply.send(Readable.from(iterateInContext(traced, answer.body), { objectMode: false }))
-      } catch (error) {
-        if (error instanceof ClientGoneError)
-          throw new AppError(
-            'upstream_error',
-            'The client closed the connection; the model call was abandoned',
-          )
-        throw error
-      } finally {
-        if (!streaming) reply.raw.off('close', onClose)
-      }
-    },
+    async (request, reply) =>
+      sendGuarded(request, reply, (caller, options) =>
+        services.responses.respond(caller, request.params.application_id, request.body, options),
+      ),
   )
 }
