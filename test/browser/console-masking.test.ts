@@ -282,6 +282,8 @@ describe.skipIf(!haveChromium)('masking in the web console, in Chromium', () => 
       await tab.getByLabel('API key').fill(KEY)
       await tab.getByRole('button', { name: 'Sign in' }).click()
       await tab.getByRole('heading', { level: 1, name: 'Applications' }).waitFor()
+      // The list's request finishes before the next page is opened: leaving cancels it.
+      await tab.waitForLoadState('networkidle')
       await tab.goto(`${full.url}/console/applications/${APP}/evaluations/${evaluated.body.id}`)
       await tab
         .getByRole('heading', { name: 'Conversation, as logged (masked values as their placeholders)' })
@@ -328,6 +330,7 @@ describe.skipIf(!haveChromium)('masking in the web console, in Chromium', () => 
       await p.getByLabel('API key').fill(KEY)
       await p.getByRole('button', { name: 'Sign in' }).click()
       await p.getByRole('heading', { level: 1, name: 'Applications' }).waitFor()
+      await p.waitForLoadState('networkidle')
     }
     for (const width of [1280, 390]) {
       for (const { name, path, prepare } of pages) {
