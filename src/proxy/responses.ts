@@ -346,11 +346,83 @@ export function responseShell(body: Json, model: string, createdAt: number): Jso
   }
 }
 
+/** The JSON type of a value as a problem names it. */
+const typeOf = (value: unknown): string =>
+  value === null
+    ? 'null'
+    : Array.isArray(value)
+      ? 'an array'
+      : typeof value === 'object'
+        ? 'an object'
+        : `a ${typeof value}`
+
+/**
+ * Why an output item has a field Warden reads of another type (it would reach the client unread);
+ * null when every read field is as OpenAI's reference has it.
+ */
+function itemProblem(item: Json, at: string): string | null {
+  if (item.type === 'message') {
+    if (!Array.isArray(item.content)) return `has ${at}.content that is ${typeOf(item.content)}, not an array`
+    for (const [i, part] of item.content.entries()) {
+      if (!isObject(part)) return `has ${at}.content[${i}] that is ${typeOf(part)}, not an object`
+      const field = part.type === 'output_text' ? 'text' : part.type === 'refusal' ? 'refusal' : null
+      if (field !== null && typeof part[field] !== 'string')
+        return `has ${at}.content[${i}].${field} that is ${typeOf(part[field])}, not a string`
+    }
+  }
+  if (item.type === 'function_call') {
+    for (const field of ['name', 'arguments'])
+      if (typeof item[field] !== 'string')
+        return `has ${at}.${field} that is ${typeOf(item[field])}, not a string`
+  }
+  if (item.type === 'custom_tool_call') {
+    for (const field of ['name', 'input'])
+      if (typeof item[field] !== 'string')
+        return `has ${at}.${field} that is ${typeOf(item[field])}, not a string`
+  }
+  return null
+}
+
 /** Why `value` is no response Warden can relay; null when it is one. */
 export function responseProblem(value: unknown): string | null {
   if (!isObject(value)) return 'is not a JSON object'
   if (!Array.isArray(value.output)) return 'has no output list'
-  if (value.output.some((item) => !isObject(item))) return 'has an output item that is not an object'
+  for (const [i, item] of value.output.entries()) {
+    if (!isObject(item)) return `has output[${i}] that is ${typeOf(item)}, not an object`
+    const problem = itemProblem(item, `output[${i}]`)
+    if (problem !== null) return problem
+  }
+  return null
+}
+
+/** The string field each streamed event Warden reads carries its text in. */
+const EVENT_TEXT: Record<string, string> = {
+  'response.output_text.delta': 'delta',
+  'response.refusal.delta': 'delta',
+  'response.function_call_arguments.delta': 'delta',
+  'response.custom_tool_call_input.delta': 'delta',
+  'response.output_text.done': 'text',
+  'response.refusal.done': 'refusal',
+  'response.function_call_arguments.done': 'arguments',
+}
+
+/** Why a streamed event has a field Warden reads of another type; null when it can be relayed. */
+function eventProblem(value: unknown): string | null {
+  if (!isObject(value) || typeof value.type !== 'string') return 'is not an event with a type'
+  const field = EVENT_TEXT[value.type]
+  if (field !== undefined && typeof value[field] !== 'string')
+    return `is ${value.type} with ${field} that is ${typeOf(value[field])}, not a string`
+  if (
+    (value.type === 'response.output_item.added' || value.type === 'response.output_item.done') &&
+    isObject(value.item)
+  ) {
+    const problem = value.type === 'response.output_item.done' ? itemProblem(value.item, 'item') : null
+    if (problem !== null) return `is ${value.type} that ${problem}`
+  }
+  if (TERMINAL_EVENTS.has(value.type) && isObject(value.response) && Array.isArray(value.response.output)) {
+    const problem = responseProblem(value.response)
+    if (problem !== null) return `is ${value.type} whose response ${problem}`
+  }
   return null
 }
 
@@ -362,8 +434,7 @@ export const RESPONSES_API: UpstreamApi = {
   path: 'responses',
   reply: 'response',
   replyProblem: responseProblem,
-  eventProblem: (value) =>
-    isObject(value) && typeof value.type === 'string' ? null : 'is not an event with a type',
+  eventProblem,
   eventError: (value) => {
     if (!isObject(value)) return null
     if (value.type === 'error') return typeof value.message === 'string' ? value.message : 'no message'

@@ -326,4 +326,46 @@ describe.each(STORE_KINDS)('guarded responses (%s)', (kind) => {
     const failed = await post({ input: 'hi' })
     expect(problem(failed, 502, 'upstream_error').detail).toContain('overloaded')
   })
+
+  it('answers 502 for a response whose read fields have another type, never relaying them unread', async () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [
+        {
+          type: 'message',
+          id: 'msg_1',
+          role: 'assistant',
+          status: 'completed',
+          content: [{ type: 'output_text', text: 4111111111111111, annotations: [] }],
+        },
+        'output[0].content[0].text that is a number',
+      ],
+      [
+        {
+          type: 'message',
+          id: 'msg_1',
+          role: 'assistant',
+          status: 'completed',
+          content: { type: 'output_text', text: 'hi' },
+        },
+        'output[0].content that is an object',
+      ],
+      [
+        {
+          type: 'function_call',
+          id: 'fc_1',
+          call_id: 'call_1',
+          name: 'pay',
+          arguments: { card: '4111 1111 1111 1111' },
+          status: 'completed',
+        },
+        'output[0].arguments that is an object',
+      ],
+    ]
+    for (const [item, said] of cases) {
+      double.script({ json: response([item]) })
+      const res = await post({ input: 'hi' })
+      expect(problem(res, 502, 'upstream_error').detail).toContain(said)
+      expect(res.body).not.toContain('4111')
+    }
+  })
 })
