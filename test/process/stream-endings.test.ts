@@ -2,7 +2,13 @@ import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type RunningServer, startServer } from '../helpers/process.js'
 import { freshStoreConfig, type TestStoreConfig } from '../helpers/stores.js'
-import { chunksOf, startUpstreamDouble, type UpstreamDouble } from '../helpers/upstream-double.js'
+import {
+  chunksOf,
+  functionCallItem,
+  responseEvents,
+  startUpstreamDouble,
+  type UpstreamDouble,
+} from '../helpers/upstream-double.js'
 
 /**
  * A guarded stream must never take the server down, however the provider's bytes arrive: a reply
@@ -172,5 +178,136 @@ describe('streams that end in the write carrying the violation', () => {
       ),
       { numRuns: 60 },
     )
+  })
+})
+
+describe('Responses streams that end in the write carrying the violation', () => {
+  let store: TestStoreConfig
+  let upstream: UpstreamDouble
+  let server: RunningServer
+
+  beforeAll(async () => {
+    upstream = await startUpstreamDouble()
+    store = await freshStoreConfig('sqlite')
+    server = await startServer({
+      ...store.env,
+      WARDEN_ADMIN_KEY: ADMIN,
+      PROVIDER_DOUBLE_BASE_URL: upstream.baseUrl,
+    })
+    for (const [path, body] of [
+      ['/v1/applications', { id: 'shop', name: 'Shop', description: '', provider: 'double', model: 'm' }],
+      [
+        '/v1/applications/shop/policies',
+        {
+          id: 'no-cards',
+          rules: [{ type: 'pii', flagged: ['credit_card'] }],
+          target: ['output'],
+          override_response: 'I cannot share card numbers.',
+        },
+      ],
+    ] as const) {
+      const res = await fetch(`${server.url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) })
+      expect(res.status).toBe(201)
+    }
+  })
+
+  afterAll(async () => {
+    await server?.stop()
+    await upstream?.close()
+    await store?.drop()
+  })
+
+  /** A Responses stream as the provider writes it: `event:` and `data:` lines per event. */
+  const sseOf = (events: Record<string, unknown>[]) =>
+    events.map((e) => `event: ${String(e.type)}\ndata: ${JSON.stringify(e)}\n\n`).join('')
+  /** Where the last `n` events of a stream start: cut there, they leave with the end in one write. */
+  const tailCut = (sse: string, n: number) => {
+    let at = sse.length
+    for (let i = 0; i < n; i++) at = sse.lastIndexOf('event: ', at - 1)
+    return Buffer.byteLength(sse.slice(0, at))
+  }
+  const replies = {
+    content: sseOf(responseEvents(`Your card on file is ${CARD}, thanks.`, { size: 6 })),
+    'function call': sseOf(responseEvents([functionCallItem('pay', `{"card": "${CARD}"}`)], { size: 5 })),
+    clean: sseOf(responseEvents('Nothing to hide here, just a plain answer.', { size: 7 })),
+  }
+
+  const ask = (buffered: boolean, signal?: AbortSignal) =>
+    fetch(`${server.url}/v1/applications/shop/responses`, {
+      method: 'POST',
+      headers: buffered ? { ...headers, 'x-warden-stream': 'buffered' } : headers,
+      body: JSON.stringify({ input: 'Which card is on file?', stream: true }),
+      ...(signal ? { signal } : {}),
+    })
+
+  const alive = async () => {
+    expect(server.proc.exitCode).toBeNull()
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200)
+  }
+
+  for (const buffered of [false, true])
+    for (const shape of ['content', 'function call'] as const)
+      it(`stays up, and overrides the response, with the card in ${shape === 'content' ? 'the text' : 'a function call’s arguments'} (${buffered ? 'buffered' : 'released'})`, async () => {
+        for (let round = 0; round < 4; round++) {
+          const sse = replies[shape]
+          upstream.script({ sse, cuts: [tailCut(sse, 3)] })
+          const res = await ask(buffered)
+          expect(res.status).toBe(200)
+          const text = await res.text()
+          expect(text).not.toContain('4111')
+          expect(text).toContain('I cannot share card numbers.')
+          expect(text).toContain('event: response.incomplete')
+          await alive()
+        }
+      })
+
+  it('stays up over random write splits and client cuts, and every stream it finishes ends with its terminal event or an error event', async () => {
+    const all = Object.values(replies)
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: all.length - 1 }),
+        fc.array(fc.nat(), { maxLength: 12 }),
+        fc.boolean(),
+        fc.option(fc.nat({ max: 600 }), { nil: null }),
+        async (which, cutsAt, buffered, clientCut) => {
+          const sse = all[which] as string
+          upstream.script({ sse, cuts: cutsAt.map((c) => c % Buffer.byteLength(sse)) })
+          const controller = new AbortController()
+          const res = await ask(buffered, controller.signal)
+          if (clientCut === null) {
+            const text = await res.text()
+            const last = text.trimEnd().split('\n\n').at(-1) ?? ''
+            expect(/^event: (response\.completed|response\.incomplete|error)\n/.test(last)).toBe(true)
+            expect(text).not.toContain('4111')
+          } else {
+            const reader = res.body?.getReader()
+            let read = 0
+            try {
+              while (reader && read < clientCut) {
+                const { done, value } = await reader.read()
+                if (done) break
+                read += value.byteLength
+              }
+            } finally {
+              controller.abort()
+            }
+          }
+          await alive()
+        },
+      ),
+      { numRuns: 40 },
+    )
+  })
+
+  it('stays up, and ends with an error event, when a streamed field has the wrong type', async () => {
+    const events = responseEvents('A plain answer.', { size: 5 }).map((e: Record<string, unknown>) =>
+      e.type === 'response.output_text.delta' ? { ...e, delta: 4111111111111111 } : e,
+    )
+    upstream.script({ sse: sseOf(events), cuts: [] })
+    const res = await ask(false)
+    const text = await res.text()
+    expect(text).not.toContain('4111111111111111')
+    expect(text, text).toMatch(/event: error\n/)
+    await alive()
   })
 })
