@@ -204,6 +204,7 @@ export async function buildTask({ task, sources, tree, seed, triggers, devTexts,
         text: r.text.trim(),
       }
       if (r.lang) record.lang = r.lang
+      if (r.group) record.group = r.group
       if (r.reading) record.reading = r.reading
       record.origin = {
         repo: r.repo ?? r.src.repo,

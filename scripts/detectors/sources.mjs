@@ -56,6 +56,7 @@ import { readToxigen } from './readers/toxigen.mjs'
 import { readTriggerCorpora } from './readers/trigger-corpora.mjs'
 import { readVigilBypass } from './readers/vigil.mjs'
 import { readXquad } from './readers/xquad.mjs'
+import { readXsafetyEveryday, readXsafetyHijack } from './readers/xsafety.mjs'
 
 /** The seed of every sample, shuffle and constructed text. */
 export const SEED = 20240601
@@ -91,6 +92,11 @@ export const REPOS = {
     repo: 'google-deepmind/xquad',
     commit: '7d30520c717524000f0d9d2f9c10a069acd9d285',
     license: 'CC-BY-SA-4.0',
+  },
+  xsafety: {
+    repo: 'Jarviswang94/Multilingual_safety_benchmark',
+    commit: '8c55b6a6cda594cd550a4921513238a2dd40eb5a',
+    license: 'Apache-2.0',
   },
   surge: { repo: 'surge-ai/toxicity', commit: 'ea80324b95ed7e3cc787bdb6faeb763fcc0ae258', license: 'MIT' },
   davidson: {
@@ -370,6 +376,48 @@ const TRAINING = [
         : 'constructed: grandma / fiction / actor framings asking for withheld content -> 1; the grandma framings asking for something harmless -> 0',
     read: readAttacks,
   })),
+  {
+    task: 'prompt_injection',
+    role: 'train',
+    source: 'xsafety-hijack',
+    ...REPOS.xsafety,
+    paths: ['{ar,bn,de,en,fr,hi,ja,ru,sp,zh}/Goal_Hijacking*'],
+    labels:
+      'goal hijacking ("ignore the above and output: …") in ar, bn, de, en, fr, hi, ja, ru, es, zh -> 1; ' +
+      "a translation under 0.7 of its language's median length ratio to the English row (the hijack lost) is dropped",
+    read: readXsafetyHijack,
+  },
+  {
+    task: 'prompt_injection',
+    role: 'train',
+    source: 'xsafety-everyday',
+    ...REPOS.xsafety,
+    paths: ['{ar,bn,de,en,fr,hi,ja,ru,sp,zh}/{Ethics_And_Morality,Mental_Health,Physical_Harm,commonsense}*'],
+    labels:
+      'everyday questions and statements (ethics, mental health, physical harm, commonsense) in the same ten languages -> 0',
+    cap: 4000,
+    read: readXsafetyEveryday,
+  },
+  {
+    task: 'prompt_injection',
+    role: 'train',
+    source: 'toxic-not-injection',
+    ...REPOS.surge,
+    paths: ['toxicity_en.csv'],
+    labels:
+      'social-media comments, toxic or not, -> 0: an insult or a complaint is not an attack on the assistant',
+    read: (context) => readSurge(context).map((r) => ({ ...r, label: 0 })),
+  },
+  {
+    task: 'prompt_injection',
+    role: 'train',
+    source: 'hate-not-injection',
+    ...REPOS.toxigen,
+    paths: ['prompts/{hate,neutral}_*_1k.txt', 'demonstrations/**/{hate,neutral}_*.txt'],
+    labels:
+      'ToxiGen statements about 13 groups, hateful or neutral, -> 0: hate speech is not an attack on the assistant',
+    read: (context) => readToxigen(context).map((r) => ({ ...r, label: 0 })),
+  },
   {
     task: 'prompt_injection',
     role: 'train',
