@@ -13,6 +13,8 @@
 //   counter-friendly      0  everyday second-person sentences ("you did a great job")
 //   counter-threat        1  threats without a swear word or a slur (category threat)
 //   counter-dehumanising  1  dehumanising comparisons without a swear word (category hate)
+//   counter-insult        1  a bare insult aimed at the person addressed ("you moron", "shut up,
+//                            you clown"), no slur and no group (category harassment)
 //
 // The label follows the contract's toxicity score with no `flagged` categories as the learned
 // model reads it: 1 = abuse aimed at a person or a group (hate, harassment, threats). Profanity
@@ -341,6 +343,39 @@ const THREAT_LEADS = [
   'Cross me again and',
 ]
 
+const INSULT_LEADS = [
+  'you {n}',
+  "you're a {n}",
+  'you are such a {n}',
+  'shut up, you {n}',
+  'what a {n} you are',
+  'nobody asked you, you {n}',
+  'listen here, you {n}',
+  'get lost, you {n}',
+  'you absolute {n}',
+  'only a {n} like you would say that',
+  'are you really this much of a {n}?',
+  'you are the biggest {n} I have ever met',
+]
+const INSULTS = [
+  'moron',
+  'idiot',
+  'loser',
+  'clown',
+  'imbecile',
+  'halfwit',
+  'dimwit',
+  'jerk',
+  'creep',
+  'fool',
+  'nitwit',
+  'dumbass',
+  'scumbag',
+  'waste of space',
+  'pathetic excuse for a human',
+]
+const INSULT_ENDS = ['', '.', '!', '!!', ' lol', '. Seriously.']
+
 export function buildCounterSpeech({ hateStatements, seed }) {
   const rand = random(seed)
   const pick = (list) => list[Math.floor(rand() * list.length)]
@@ -415,5 +450,11 @@ export function buildCounterSpeech({ hateStatements, seed }) {
     add('counter-profanity', 0, 'friendly profanity', `${t} ${pick(FRIENDLY)}`)
   }
   for (const t of FRIENDLY) add('counter-friendly', 0, 'friendly', t)
+  for (const lead of INSULT_LEADS)
+    for (const n of INSULTS) {
+      if (rand() < 0.5) continue
+      const text = lead.replace('{n}', n) + pick(INSULT_ENDS)
+      add('counter-insult', 1, 'harassment', text.charAt(0).toUpperCase() + text.slice(1))
+    }
   return rows
 }

@@ -562,6 +562,7 @@ const TRAINING = [
     ['counter-friendly', '0: everyday second-person sentences'],
     ['counter-threat', '1 "threat": threats without a swear word or slur'],
     ['counter-dehumanising', '1 "hate": dehumanising comparisons without a swear word'],
+    ['counter-insult', '1 "harassment": bare insults at the person addressed, no slur, no group'],
   ].map(([source, labels]) => ({
     task: 'toxicity',
     role: 'train',

@@ -33,6 +33,7 @@ function hate(row) {
       return 1
     case 'warden-templates':
     case 'counter-threat':
+    case 'counter-insult':
       return 0
     case 'germeval2018':
       return c.includes('abuse') ? null : 0
@@ -52,6 +53,7 @@ function harassment(row) {
       return c.includes('threatening') ? 1 : 0
     case 'warden-templates':
     case 'counter-threat':
+    case 'counter-insult':
       return 1
     case 'stormfront':
     case 'toxigen':
