@@ -2,7 +2,7 @@
 // writes their weights to models/. Deterministic for a given data set and seed.
 //
 //   npm run train:detectors -- --data DIR [--task prompt_injection|toxicity] [--seed 1]
-//                              [--eval DIR] [--cv [--holdout a,b]] [--out models]
+//                              [--eval DIR] [--cv [--holdout a,b]] [--cv-lang SOURCES] [--out models]
 //                              [--negative-weight N] [--epochs N] [--rate N] [--l2 N]
 //
 // DIR holds <task>.jsonl files (and <task>.<name>.jsonl beside them), one
@@ -17,6 +17,12 @@
 // With --cv it writes nothing and instead reports cross-validation by source: for each source, a
 // model trained on every other source scores it (the training data's rows of that source and the
 // --eval set's), calibrated as the shipped model is.
+//
+// With --cv-lang a,b it writes nothing and instead reports cross-validation by language over the
+// rows of those sources (rows with `lang`, and `group` naming a prompt the same in every
+// language), in two tables: by prompt (half of the prompts held out in every language, as the
+// shipped model meets new prompts in its languages) and by language (a language left out too, as
+// it meets a language it never saw).
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { FeatureAccumulator, featurize, prepareText } from '../../dist/rules/detectors/classifier/features.js'
@@ -187,6 +193,13 @@ function answeringHead(spec, row) {
 
 const sigmoid = (z) => 1 / (1 + Math.exp(-z))
 
+/** FNV-1a of a string, unsigned: which half of the prompts a group falls in. */
+function fnv32(s) {
+  let h = 2166136261
+  for (const c of s) h = Math.imul(h ^ c.codePointAt(0), 16777619)
+  return h >>> 0
+}
+
 function report(title, groups) {
   console.log(`\n${title}\n\n${METRICS_HEADER}`)
   for (const [label, scores, labels] of groups) console.log(metricsRow(label, metrics(scores, labels)))
@@ -214,6 +227,63 @@ for (const task of tasks) {
   console.error(
     `  calibrated: ${calibration.map((c) => `a ${c.a.toFixed(3)} b ${c.b.toFixed(3)}`).join('; ')}, ${elapsed()}`,
   )
+
+  if (typeof args['cv-lang'] === 'string') {
+    // Two questions over the listed sources' rows (`lang`, and `group` naming a prompt the same in
+    // every language), each language scored by a model that never saw the prompts it is asked about:
+    //   seen      half of the prompts held out in every language, the languages all trained on
+    //             (the shipped model's case for its own languages); both halves, two models
+    //   left out  the language left out too: none of its rows trained on (a language the model
+    //             never saw); the held half alternates by language
+    const listed = new Set(args['cv-lang'].split(','))
+    const inSet = (r) => listed.has(r.source)
+    const langOf = (r) => r.lang ?? '?'
+    const languages = [...new Set(rows.filter(inSet).map(langOf))].sort()
+    const half = (r) => fnv32(r.group ?? r.text) % 2
+    const score = (held, tested, into) => {
+      const model = trainHead(spec, rows, examples[0], (i) => !held(rows[i]))
+      const logits = new Float64Array(rows.length).fill(Number.NaN)
+      rowLogits(model, examples[0], (i) => tested(rows[i]) && rows[i].reading !== 'document', logits)
+      const { a, b } = calibration[0]
+      logits.forEach((z, i) => {
+        if (!Number.isNaN(z)) into.set(i, sigmoid(a * z + b))
+      })
+    }
+    const table = (title, scored) => {
+      const groups = languages.map((lang) => {
+        const picked = [...scored].filter(([i]) => langOf(rows[i]) === lang)
+        return [`${task} / ${lang}`, picked.map(([, p]) => p), picked.map(([i]) => rows[i].label)]
+      })
+      groups.push([
+        `${task} / all (pooled)`,
+        [...scored.values()],
+        [...scored.keys()].map((i) => rows[i].label),
+      ])
+      report(title, groups)
+    }
+    const seen = new Map()
+    for (const h of [0, 1]) {
+      const held = (r) => inSet(r) && half(r) === h
+      score(held, held, seen)
+      console.error(`  seen, half ${h}: ${elapsed()}`)
+    }
+    const leftOut = new Map()
+    languages.forEach((lang, n) => {
+      const held = (r) => inSet(r) && (langOf(r) === lang || half(r) === n % 2)
+      score(held, (r) => held(r) && langOf(r) === lang, leftOut)
+      console.error(`  left out ${lang}: ${elapsed()}`)
+    })
+    const names = [...listed].join(', ')
+    table(
+      `Cross-validation by prompt (${task}; ${names}): languages trained on, the prompts scored never seen`,
+      seen,
+    )
+    table(
+      `Cross-validation by language (${task}; ${names}): the language and the prompts scored never seen`,
+      leftOut,
+    )
+    continue
+  }
 
   if (args.cv) {
     // Train on every source but one, score that one; --holdout a,b limits it to those sources.
