@@ -6,6 +6,7 @@
 //
 //   npm run bench:quality -- --data DIR [--data DIR2 ...] [--threshold 0.5] [--task NAME]
 //                            [--split SOURCE ...] [--stage cascade|linear|second]
+//                            [--categories hate,harassment]
 //
 // --stage: for prompt_injection, what scores a text: `linear` (the default: the linear model alone,
 // as rules score it unless PROMPT_INJECTION_SECOND_STAGE=true), `cascade` (the linear model outside
@@ -13,6 +14,9 @@
 // second stage on) or `second` (the second stage alone). R@1% and R@5% are the recall at the thresholds that flag 1% and 5% of the
 // benign texts: the source's own, or, for a source of attacks only, all benign texts of DIR
 // (marked *).
+//
+// --categories: for toxicity, score as a rule listing those categories scores (the highest
+// P(toxic) × P(category | toxic) among them) instead of the `toxic` head; HateCheck tests hate.
 //
 // --split SOURCE reports that source's rows per `category` too (HateCheck's functional tests,
 // for example, whose categories tell counter-speech, negation and identity mentions apart).
@@ -30,6 +34,7 @@ const dirs = []
 let threshold = 0.5
 let only = null
 let stage = null
+let categories = null
 const split = new Set()
 for (let i = 0; i < argv.length; i++) {
   if (argv[i] === '--data') dirs.push(argv[++i])
@@ -37,6 +42,7 @@ for (let i = 0; i < argv.length; i++) {
   else if (argv[i] === '--task') only = argv[++i]
   else if (argv[i] === '--split') split.add(argv[++i])
   else if (argv[i] === '--stage') stage = argv[++i]
+  else if (argv[i] === '--categories') categories = argv[++i].split(',')
 }
 if (dirs.length === 0 || !(threshold >= 0 && threshold <= 1)) {
   console.error(
@@ -46,7 +52,7 @@ if (dirs.length === 0 || !(threshold >= 0 && threshold <= 1)) {
 }
 const scorers = {
   prompt_injection: () => injectionScorer(shippedClassifier('prompt_injection')),
-  toxicity: () => toxicityScorer(shippedClassifier('toxicity'), null, null),
+  toxicity: () => toxicityScorer(shippedClassifier('toxicity'), categories, null),
 }
 const tasks = only !== null ? [only] : Object.keys(scorers)
 const network = await loadNetwork('prompt_injection')
@@ -85,7 +91,13 @@ async function injectionScore(score, target, document, threshold) {
 
 for (const dir of dirs) {
   console.log(
-    `\nShipped models on ${dir}, threshold ${threshold}, prompt_injection by ${stage}\n\n` +
+    `\nShipped models on ${dir}, threshold ${threshold}; ${tasks
+      .map((t) =>
+        t === 'prompt_injection'
+          ? `prompt_injection by ${stage}`
+          : `toxicity by ${categories === null ? 'the toxic head' : `categories ${categories.join(', ')}`}`,
+      )
+      .join('; ')}\n\n` +
       '| task / source | n | + | precision | recall | F1 | FPR | ROC-AUC | R@1% | R@5% |\n' +
       '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   )
