@@ -426,7 +426,7 @@ const TRAINING = [
     paths: ['scripts/detectors/benign-templates.mjs'],
     labels:
       'constructed benign prompts with trigger words (step-by-step instructions, output formats, "from now on" ' +
-      'language requests, legitimate roles, URLs, questions about prompt injection) -> 0, category = form',
+      'language requests, legitimate roles, URLs, questions about prompt injection and about attack phrases in quotes, short chit-chat turns in 18 languages) -> 0, category = form',
     read: readBenignTemplates,
   },
   {
