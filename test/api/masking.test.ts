@@ -229,9 +229,7 @@ describe.each(STORE_KINDS)('masking through the evaluation API (%s)', (kind) => 
       { rules: [{ type: 'prompt_injection', detector: 'model', allowed: [wording] }] },
     ])
     const conversation = {
-      messages: [
-        { role: 'system', content: `Template: "${wording.toLowerCase()}" is what attackers write.` },
-      ],
+      messages: [{ role: 'system', content: `Template: ${wording.toLowerCase()}. Attackers write this.` }],
     }
     const before = await evaluate(plain, conversation)
     const after = await evaluate(allowing, conversation)
