@@ -10,10 +10,13 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
 function diff(source: unknown, target: unknown): unknown {
   if (!isObject(source) || !isObject(target)) return target
   const patch: Record<string, unknown> = {}
-  for (const key of Object.keys(source)) if (!Object.hasOwn(target, key)) patch[key] = null
+  // Defined, not assigned: a member named `__proto__` would set the patch's prototype instead.
+  const set = (key: string, value: unknown) =>
+    Object.defineProperty(patch, key, { value, enumerable: true, writable: true, configurable: true })
+  for (const key of Object.keys(source)) if (!Object.hasOwn(target, key)) set(key, null)
   for (const [key, value] of Object.entries(target)) {
-    if (!Object.hasOwn(source, key)) patch[key] = value
-    else if (!isDeepStrictEqual(source[key], value)) patch[key] = diff(source[key], value)
+    if (!Object.hasOwn(source, key)) set(key, value)
+    else if (!isDeepStrictEqual(source[key], value)) set(key, diff(source[key], value))
   }
   return patch
 }
