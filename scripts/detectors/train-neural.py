@@ -3,6 +3,7 @@
 
     /usr/bin/python3 scripts/detectors/train-neural.py --data DATA [--task prompt_injection]
         [--epochs 3] [--cv 4] [--benign-flagged 0.03] [--seed 1] [--out models] [--threads 1]
+        [--oof FILE]
 
 Needs Debian's python3-torch and python3-onnx (`apt-get install python3-torch python3-onnx`); the
 server never runs Python: it reads the ONNX file with onnxruntime-node. DATA is what
@@ -22,7 +23,9 @@ operating point: the score that flags `--benign-flagged` of the left-out benign 
 model trained on every source is then written with that point as its threshold: the exported
 score is sigmoid(logit - logit_at_operating_point), so that 0.5 is the operating point. Writes
 `<out>/<task>.onnx`, `<out>/<task>.onnx.json` (sources, figures, operating point, SHA-256 of the
-ONNX file) and prints the figures.
+ONNX file) and prints the figures. With --oof FILE the cross-validation's scores are kept: each
+row (its source, label, reading, text), the fold its source was left out in and the logit the
+network trained without that fold gave it; scripts/detectors/operating-point.mjs reads them.
 """
 import argparse
 import hashlib
@@ -54,6 +57,7 @@ def parse_args():
     p.add_argument('--out', default='models')
     p.add_argument('--threads', type=int, default=1)
     p.add_argument('--cap', type=int, default=4000, help='most rows kept per source and label')
+    p.add_argument('--oof', help='with --cv: write each row\'s left-out logit here (JSON Lines)')
     return p.parse_args()
 
 
@@ -327,6 +331,14 @@ def main():
             scores = score_texts(model, [rows[i]['text'] for i in test_idx])
             for i, s in zip(test_idx, scores):
                 oof[i] = s
+        if args.oof:
+            with open(args.oof, 'w', encoding='utf-8') as f:
+                for i in sorted(oof):
+                    r = rows[i]
+                    f.write(json.dumps({
+                        'source': r['source'], 'label': r['label'], 'reading': r.get('reading'),
+                        'fold': group_of[r['source']], 'logit': oof[i], 'text': r['text'],
+                    }, ensure_ascii=False) + '\n')
         benign = [oof[i] for i, r in enumerate(rows) if r['label'] == 0 and not r_is_doc(r)]
         shift = threshold_for(benign, args.benign_flagged)
         per_source = []
