@@ -17,8 +17,10 @@ import {
 /**
  * A linear classifier over hashed n-grams (`features.ts`): one or more heads, each a logistic
  * regression whose weights are stored as 8-bit integers with one scale per head, and whose raw
- * score is calibrated (Platt scaling: p = σ(a · z + b), fitted on predictions for sources the
- * model was not trained on). Pure: it parses bytes it is given and reads nothing itself.
+ * score is calibrated (Platt scaling: p = σ(a · z + b), fitted on out-of-fold predictions for
+ * rows the model was not trained on, folds stratified by source: calibrated in source; what the
+ * default threshold means on sources never seen is in models/README.md). Pure: it parses bytes
+ * it is given and reads nothing itself.
  *
  * File layout (version 2), little-endian:
  *
