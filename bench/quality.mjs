@@ -27,7 +27,7 @@
 import { loadNetwork, SECOND_STAGE_BAND } from '../dist/models/second-stage.js'
 import { shippedClassifier } from '../dist/models/shipped.js'
 import { injectionScorer, toxicityScorer } from '../dist/rules/detectors/classifier/scorers.js'
-import { metrics, metricsRow, readLabelled } from '../scripts/detectors/lib.mjs'
+import { metrics, metricsRow, readLabelled, recallAt } from '../scripts/detectors/lib.mjs'
 
 const argv = process.argv.slice(2)
 const dirs = []
@@ -60,22 +60,6 @@ stage ??= 'linear'
 if (stage !== 'linear' && network === null) {
   console.error('models/prompt_injection.onnx not found: --stage linear only')
   process.exit(2)
-}
-
-/** The recall at the threshold that flags `share` of `benign` scores. */
-function recallAt(scores, labels, benign, share) {
-  const sorted = [...benign].sort((a, b) => b - a)
-  if (sorted.length === 0 || !labels.includes(1)) return null
-  const t = sorted[Math.min(sorted.length - 1, Math.floor(share * sorted.length))]
-  let caught = 0
-  let positives = 0
-  labels.forEach((l, i) => {
-    if (l === 1) {
-      positives++
-      if (scores[i] > t) caught++
-    }
-  })
-  return caught / positives
 }
 
 const pct = (x) => (x === null ? '—' : `${(x * 100).toFixed(1)}%`)

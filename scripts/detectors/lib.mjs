@@ -269,6 +269,95 @@ export function auc(scores, labels) {
   return (rankSum - (positives * (positives + 1)) / 2) / (positives * negatives)
 }
 
+/**
+ * The recall at the threshold that flags `share` of `benign` (the scores of benign texts, which
+ * may come from other rows than `scores`): the attacks of `scores` scoring above the
+ * `floor(share × n)`-th highest benign score, ties not caught. Null without attacks or benign
+ * scores.
+ */
+export function recallAt(scores, labels, benign, share) {
+  const sorted = [...benign].sort((a, b) => b - a)
+  if (sorted.length === 0 || !labels.includes(1)) return null
+  const t = sorted[Math.min(sorted.length - 1, Math.floor(share * sorted.length))]
+  let caught = 0
+  let positives = 0
+  labels.forEach((l, i) => {
+    if (l === 1) {
+      positives++
+      if (scores[i] > t) caught++
+    }
+  })
+  return caught / positives
+}
+
+/**
+ * Weighted logistic regression on a few dense features (the last one a constant 1, not
+ * penalised), an L2 penalty `l2` on the others: Newton's method, each step halved until the loss
+ * falls, a step that does not lower it never taken. Returns the weights.
+ */
+export function fitLogistic(features, labels, weights, l2 = 1) {
+  const d = features[0]?.length ?? 0
+  const penalty = (k) => (k === d - 1 ? 0 : l2)
+  const loss = (w) => {
+    let total = 0
+    for (let k = 0; k < d; k++) total += (penalty(k) / 2) * w[k] * w[k]
+    features.forEach((x, i) => {
+      let z = 0
+      for (let k = 0; k < d; k++) z += x[k] * w[k]
+      // log(1 + e^z) − y·z, computed without overflow
+      total += weights[i] * (Math.max(z, 0) + Math.log1p(Math.exp(-Math.abs(z))) - labels[i] * z)
+    })
+    return total
+  }
+  let w = new Array(d).fill(0)
+  let current = loss(w)
+  for (let iteration = 0; iteration < 100; iteration++) {
+    const g = w.map((v, k) => penalty(k) * v)
+    const h = w.map((_, i) => w.map((__, j) => (i === j ? penalty(i) + 1e-9 : 0)))
+    features.forEach((x, i) => {
+      let z = 0
+      for (let k = 0; k < d; k++) z += x[k] * w[k]
+      const p = 1 / (1 + Math.exp(-z))
+      for (let a = 0; a < d; a++) {
+        g[a] += weights[i] * (p - labels[i]) * x[a]
+        for (let b = 0; b < d; b++) h[a][b] += weights[i] * p * (1 - p) * x[a] * x[b]
+      }
+    })
+    const step = solve(h, g)
+    let t = 1
+    let next = w.map((v, k) => v - step[k])
+    let nextLoss = loss(next)
+    while (nextLoss > current && t > 1e-6) {
+      t /= 2
+      next = w.map((v, k) => v - t * step[k])
+      nextLoss = loss(next)
+    }
+    if (nextLoss > current) break
+    const gain = current - nextLoss
+    w = next
+    current = nextLoss
+    if (gain < 1e-12 * Math.max(1, current)) break
+  }
+  return w
+}
+
+/** Solves a·x = b for a small dense system (Gauss–Jordan with partial pivoting). */
+function solve(a, b) {
+  const n = b.length
+  const m = a.map((row, i) => [...row, b[i]])
+  for (let c = 0; c < n; c++) {
+    let p = c
+    for (let r = c + 1; r < n; r++) if (Math.abs(m[r][c]) > Math.abs(m[p][c])) p = r
+    ;[m[c], m[p]] = [m[p], m[c]]
+    for (let r = 0; r < n; r++) {
+      if (r === c) continue
+      const f = m[r][c] / m[c][c]
+      for (let k = c; k <= n; k++) m[r][k] -= f * m[c][k]
+    }
+  }
+  return m.map((row, i) => row[n] / row[i])
+}
+
 const pct = (x) => (x === null ? '—' : `${(x * 100).toFixed(1)}%`)
 const dec = (x) => (x === null ? '—' : x.toFixed(3))
 
