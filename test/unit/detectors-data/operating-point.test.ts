@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { auc } from '../../../scripts/detectors/lib.mjs'
 
 // scripts/detectors/operating-point.mjs on a small data set: four sources in two folds, the
 // network's left-out logits made up (what train-neural.py --oof writes).
@@ -82,7 +83,7 @@ describe('operating-point.mjs', () => {
     const scores = readFileSync(join(work, 'scores.jsonl'), 'utf8')
       .trim()
       .split('\n')
-      .map((l) => JSON.parse(l) as { linear: number; network: number; text?: string })
+      .map((l) => JSON.parse(l) as { label: number; linear: number; network: number; text?: string })
     expect(scores.length).toBe(240)
     for (const s of scores) {
       expect(s.linear).toBeGreaterThanOrEqual(0)
@@ -93,7 +94,19 @@ describe('operating-point.mjs', () => {
     expect(printed).toContain(
       'Left out (2 folds of sources): 120 attack and 120 benign messages from 4 sources',
     )
-    expect(printed).toMatch(/\| 0\.5 \| [\d.]+% \| [\d.]+% \|/)
+    // The threshold table is what the scores say.
+    const pct = (rows: typeof scores, t: number) =>
+      `${((100 * rows.filter((r) => r.linear > t).length) / rows.length).toFixed(1)}%`
+    const attacks = scores.filter((r) => r.label === 1)
+    const benign = scores.filter((r) => r.label === 0)
+    for (const t of [0.3, 0.5, 0.9])
+      expect(printed).toContain(`| ${t} | ${pct(benign, t)} | ${pct(attacks, t)} |`)
+    // So is the scorers' table: the linear model's ROC-AUC over the messages.
+    const linearAuc = auc(
+      scores.map((r) => r.linear),
+      scores.map((r) => r.label),
+    )
+    expect(printed).toContain(`| linear model alone (the default) | ${linearAuc?.toFixed(3)} |`)
     expect(printed).toMatch(/\| linear model alone \(the default\) \| [\d.]+ \|/)
     expect(printed).toMatch(/\| cascade as the server runs it \| [\d.]+ \|/)
   }, 120_000)
