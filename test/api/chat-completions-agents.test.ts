@@ -208,7 +208,7 @@ describe.each(STORE_KINDS)('guarded chat completions of an agent (%s)', (kind) =
         logprobs: null,
         finish_reason: 'content_filter',
       })
-      expect(JSON.stringify(data)).not.toContain('4111')
+      expect(JSON.stringify(data)).not.toMatch(/4111[ -]?1111/)
       expect(data.warden.failed).toEqual([
         {
           evaluation: 'output',
@@ -257,7 +257,7 @@ describe.each(STORE_KINDS)('guarded chat completions of an agent (%s)', (kind) =
       )
       expect(res.headers.get('x-warden-action')).toBe('override')
       const events = eventsOf(await res.text())
-      expect(JSON.stringify(events)).not.toContain('1111')
+      expect(JSON.stringify(events)).not.toMatch(/1111[ -]?1111/)
       expect(streamedArguments(events).size).toBe(0)
       expect(events.at(-1).choices[0].finish_reason).toBe('content_filter')
       const findings = await findingsOf(events.at(-1).warden.output_evaluation_id)
@@ -298,7 +298,7 @@ describe.each(STORE_KINDS)('guarded chat completions of an agent (%s)', (kind) =
             categories: ['credit_card'],
           }),
         ])
-        expect(JSON.stringify(last.warden)).not.toContain('4111')
+        expect(JSON.stringify(last.warden)).not.toMatch(/4111[ -]?1111/)
         const findings = await findingsOf(last.warden.output_evaluation_id)
         expect(findings).toEqual([
           {
@@ -352,7 +352,7 @@ describe.each(STORE_KINDS)('guarded chat completions of an agent (%s)', (kind) =
         .stream({ model: 'm', messages: refundConversation as never })
         .finalChatCompletion()
       expect(stopped.choices[0]?.finish_reason).toBe('content_filter')
-      expect(JSON.stringify(stopped)).not.toContain('4111')
+      expect(JSON.stringify(stopped)).not.toMatch(/4111[ -]?1111/)
     })
   })
 
@@ -377,7 +377,7 @@ describe.each(STORE_KINDS)('guarded chat completions of an agent (%s)', (kind) =
       const res = await post({ messages: refundConversation })
       expect(res.headers.get('x-warden-action')).toBe('override')
       const data = (await res.json()) as any
-      expect(JSON.stringify(data)).not.toContain('4111')
+      expect(JSON.stringify(data)).not.toMatch(/4111[ -]?1111/)
       expect(await findingsOf(data.warden.output_evaluation_id)).toEqual([
         expect.objectContaining({ kind: 'credit_card', index: 1, tool_call: 0, path: '/payment/card' }),
       ])

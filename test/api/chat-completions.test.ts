@@ -711,7 +711,7 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
         last = chunk
       }
       expect(received).toBe(`Thanks for waiting. Your card ${OVERRIDE}`)
-      expect(received).not.toContain('4111')
+      expect(received).not.toMatch(/4111[ -]?1111/)
       expect(finish).toBe('content_filter')
       expect(last.warden).toMatchObject({ action: 'override' })
       await hungUp
@@ -1046,7 +1046,7 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
           'The model provider answered a chat completion that Warden cannot relay',
         )
         expect(body.detail).toContain(named)
-        expect(text).not.toContain('4111')
+        expect(text).not.toMatch(/4111[ -]?1111/)
       }
     })
 
@@ -1086,7 +1086,7 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
           const body = await expectProblem(res, 502, 'upstream_error')
           expect(body.detail).toContain('streamed a chunk that Warden cannot relay')
           expect(body.detail).toContain(named)
-          expect(text).not.toContain('4111')
+          expect(text).not.toMatch(/4111[ -]?1111/)
         }
         // After a first good chunk, a released stream ends with an error event and no [DONE].
         double.script({
@@ -1096,7 +1096,7 @@ describe.each(STORE_KINDS)('POST /v1/applications/{application_id}/chat/completi
         expect(started.status).toBe(200)
         const text = await started.text()
         expect(text).not.toContain('[DONE]')
-        expect(text).not.toContain('4111')
+        expect(text).not.toMatch(/4111[ -]?1111/)
         expect(eventsOf(text).at(-1).error).toMatchObject({ code: 'upstream_error' })
         expect(eventsOf(text).at(-1).error.message).toContain(named)
       }

@@ -129,7 +129,7 @@ describe.each(STORE_KINDS)('the evaluation pool (%s)', (kind) => {
     // The log entries too: made from the findings in the worker, redacted as on the event loop.
     const entry = await logged(pooled, answer.id)
     expect(entry).toEqual(await logged(inline, b.json().id))
-    expect(JSON.stringify(entry)).not.toContain('4111')
+    expect(JSON.stringify(entry)).not.toMatch(/4111[ -]?1111/)
   })
 
   it('checks drafts in the pool like a create: the same 422 as on the event loop', async () => {
