@@ -14,7 +14,7 @@
 // prompt_injection's second stage (models/prompt_injection.onnx, when there): its cost alone on
 // every message and document (what a text it reads costs), and the cascade's over the mix, the
 // way evaluation asks it: the linear model on every text, the second stage on the messages
-// inside its band and on every document. Goals: the cascade's mean at most 300 µs per KB, no
+// inside its band and on every document under its top. Goals: the cascade's mean at most 300 µs per KB, no
 // text over 5 ms per KB.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -28,11 +28,14 @@ const data = argv.includes('--data')
   : fileURLToPath(new URL('../../shared/datasets/detectors', import.meta.url))
 const models = fileURLToPath(new URL('../models', import.meta.url))
 
-const texts = (task) =>
+/** A task's texts of the development set; with `label`, only those of that label. */
+const texts = (task, label = null) =>
   readFileSync(join(data, `${task}.jsonl`), 'utf8')
     .split('\n')
     .filter((l) => l.trim() !== '')
-    .map((l) => JSON.parse(l).text)
+    .map((l) => JSON.parse(l))
+    .filter((row) => label === null || row.label === label)
+    .map((row) => row.text)
 
 /**
  * Loads and verifies a model. What it holds: the file's bytes (the weights are views into them)
@@ -67,7 +70,7 @@ async function cost(run, list) {
   return { mean: totalUs / totalKb, worst, n: list.length, kb: totalKb }
 }
 
-const benign = [...texts('prompt_injection'), ...texts('toxicity')]
+const benign = [...texts('prompt_injection', 0), ...texts('toxicity', 0)]
 const documents = []
 for (const size of [1024, 4096, 16384]) {
   for (let start = 0; start < 40; start++) {
@@ -130,7 +133,14 @@ if (network !== null) {
       mixed,
     ),
   )
-  rows.push(line('cascade: documents (all asked)', await cost((t) => cascade(t, true), documents)))
+  asked = 0
+  const docs = await cost((t) => cascade(t, true), documents)
+  rows.push(
+    line(
+      `cascade: documents, ${((asked / 5 / documents.length) * 100).toFixed(1)}% asked of the second stage`,
+      docs,
+    ),
+  )
   const both = await cost(
     (t) => cascade(t, t.length >= 1024 && documents.includes(t)),
     [...messages, ...documents],
