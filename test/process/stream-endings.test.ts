@@ -22,6 +22,27 @@ const CARD = '4111 1111 1111 1111'
 const base = { id: 'chatcmpl-up', object: 'chat.completion.chunk', created: 1795316060, model: 'up' }
 
 /** A reply that calls a tool whose arguments hold a card number. */
+/** The server's process is running and answers its health check. */
+async function stillUp(server: RunningServer): Promise<void> {
+  expect(server.proc.exitCode).toBeNull()
+  expect((await fetch(`${server.url}/healthz`)).status).toBe(200)
+}
+
+/** A client that reads `bytes` of a streamed reply (or all of a shorter one), then hangs up. */
+async function readThenHangUp(res: Response, bytes: number, controller: AbortController): Promise<void> {
+  const reader = res.body?.getReader()
+  let read = 0
+  try {
+    while (reader && read < bytes) {
+      const { done, value } = await reader.read()
+      if (done) break
+      read += value.byteLength
+    }
+  } finally {
+    controller.abort()
+  }
+}
+
 function toolCallChunks(): unknown[] {
   return [
     { ...base, choices: [{ index: 0, delta: { role: 'assistant', content: null }, finish_reason: null }] },
@@ -102,10 +123,7 @@ describe('streams that end in the write carrying the violation', () => {
     return res.text()
   }
 
-  const alive = async () => {
-    expect(server.proc.exitCode).toBeNull()
-    expect((await fetch(`${server.url}/healthz`)).status).toBe(200)
-  }
+  const alive = () => stillUp(server)
 
   for (const buffered of [false, true])
     for (const shape of ['content', 'tool call'] as const)
@@ -161,17 +179,7 @@ describe('streams that end in the write carrying the violation', () => {
               body: JSON.stringify({ messages: [{ role: 'user', content: 'Tell me.' }], stream: true }),
               signal: controller.signal,
             })
-            const reader = res.body?.getReader()
-            let read = 0
-            try {
-              while (reader && read < clientCut) {
-                const { done, value } = await reader.read()
-                if (done) break
-                read += value.byteLength
-              }
-            } finally {
-              controller.abort()
-            }
+            await readThenHangUp(res, clientCut, controller)
           }
           await alive()
         },
@@ -240,10 +248,7 @@ describe('Responses streams that end in the write carrying the violation', () =>
       ...(signal ? { signal } : {}),
     })
 
-  const alive = async () => {
-    expect(server.proc.exitCode).toBeNull()
-    expect((await fetch(`${server.url}/healthz`)).status).toBe(200)
-  }
+  const alive = () => stillUp(server)
 
   for (const buffered of [false, true])
     for (const shape of ['content', 'function call'] as const)
@@ -280,17 +285,7 @@ describe('Responses streams that end in the write carrying the violation', () =>
             expect(/^event: (response\.completed|response\.incomplete|error)\n/.test(last)).toBe(true)
             expect(text).not.toMatch(/4111[ -]?1111/)
           } else {
-            const reader = res.body?.getReader()
-            let read = 0
-            try {
-              while (reader && read < clientCut) {
-                const { done, value } = await reader.read()
-                if (done) break
-                read += value.byteLength
-              }
-            } finally {
-              controller.abort()
-            }
+            await readThenHangUp(res, clientCut, controller)
           }
           await alive()
         },
