@@ -304,6 +304,7 @@ describe('prompt_injection readers', () => {
       ['yizhongw/self-instruct', 'human_eval/predictions/text-davinci-003_predictions.jsonl'],
     ])
   })
+
   it('xsafety-hijack: goal hijacking per language, aligned rows, a translation that lost the hijack dropped', async () => {
     const rows = await read('xsafety-hijack')
     const at = (lang: string) => rows.filter((r) => r.lang === lang).map((r) => r.row)
