@@ -412,11 +412,9 @@ function eventProblem(value: unknown): string | null {
   const field = EVENT_TEXT[value.type]
   if (field !== undefined && typeof value[field] !== 'string')
     return `is ${value.type} with ${field} that is ${typeOf(value[field])}, not a string`
-  if (
-    (value.type === 'response.output_item.added' || value.type === 'response.output_item.done') &&
-    isObject(value.item)
-  ) {
-    const problem = value.type === 'response.output_item.done' ? itemProblem(value.item, 'item') : null
+  // An item is read whole when it is done; `added` announces it, its fields may still be absent.
+  if (value.type === 'response.output_item.done' && isObject(value.item)) {
+    const problem = itemProblem(value.item, 'item')
     if (problem !== null) return `is ${value.type} that ${problem}`
   }
   if (TERMINAL_EVENTS.has(value.type) && isObject(value.response) && Array.isArray(value.response.output)) {
