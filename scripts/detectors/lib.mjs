@@ -178,54 +178,12 @@ export function fitPlatt(logits, labels, weights) {
   })
   const hi = (positives + 1) / (positives + 2)
   const lo = 1 / (negatives + 2)
-  const target = labels.map((y) => (y === 1 ? hi : lo))
-  const loss = (a, b) => {
-    let sum = 0
-    for (let i = 0; i < logits.length; i++) {
-      const u = a * logits[i] + b
-      // −[t log σ(u) + (1 − t) log(1 − σ(u))], computed stably.
-      const log1pExp = u > 0 ? u + Math.log1p(Math.exp(-u)) : Math.log1p(Math.exp(u))
-      sum += weights[i] * (log1pExp - target[i] * u)
-    }
-    return sum
-  }
-  let a = 1
-  let b = 0
-  let current = loss(a, b)
-  for (let iter = 0; iter < 100; iter++) {
-    let ga = 0
-    let gb = 0
-    let haa = 1e-9
-    let hab = 0
-    let hbb = 1e-9
-    for (let i = 0; i < logits.length; i++) {
-      const z = logits[i]
-      const p = 1 / (1 + Math.exp(-(a * z + b)))
-      const d = (p - target[i]) * weights[i]
-      const s = Math.max(p * (1 - p), 1e-12) * weights[i]
-      ga += d * z
-      gb += d
-      haa += s * z * z
-      hab += s * z
-      hbb += s
-    }
-    const det = haa * hbb - hab * hab
-    if (Math.abs(det) < 1e-12) break
-    const da = (hbb * ga - hab * gb) / det
-    const db = (haa * gb - hab * ga) / det
-    let step = 1
-    let next = loss(a - da, b - db)
-    while (next > current && step > 1e-6) {
-      step /= 2
-      next = loss(a - step * da, b - step * db)
-    }
-    if (next > current) break
-    a -= step * da
-    b -= step * db
-    const gain = current - next
-    current = next
-    if (gain < 1e-10 * Math.max(1, current)) break
-  }
+  const [a, b] = fitLogistic(
+    logits.map((z) => [z, 1]),
+    labels.map((y) => (y === 1 ? hi : lo)),
+    weights,
+    0,
+  )
   return { a, b }
 }
 
@@ -293,7 +251,8 @@ export function recallAt(scores, labels, benign, share) {
 /**
  * Weighted logistic regression on a few dense features (the last one a constant 1, not
  * penalised), an L2 penalty `l2` on the others: Newton's method, each step halved until the loss
- * falls, a step that does not lower it never taken. Returns the weights.
+ * falls, a step that does not lower it never taken. Labels may be soft (targets in [0, 1]).
+ * Returns the weights.
  */
 export function fitLogistic(features, labels, weights, l2 = 1) {
   const d = features[0]?.length ?? 0

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { auc, fitLogistic, recallAt } from '../../../scripts/detectors/lib.mjs'
+import { auc, fitLogistic, fitPlatt, recallAt } from '../../../scripts/detectors/lib.mjs'
 
 describe('the detector scripts’ measures', () => {
   it('ROC-AUC: 1 when attacks outscore every benign text, 0 when inverted, ties count half', () => {
@@ -69,5 +69,22 @@ describe('the detector scripts’ measures', () => {
     expect(Number.isFinite(w[0])).toBe(true)
     expect(w[0]).toBeGreaterThan(0)
     expect(Math.abs(w[1] as number)).toBeLessThan(1e-6)
+  })
+
+  it('Platt scaling: an increasing fit that stays finite on separated logits, its targets smoothed', () => {
+    const logits = [-3, -2, -1, 1, 2, 3]
+    const labels = [0, 0, 0, 1, 1, 1]
+    const { a, b } = fitPlatt(
+      logits,
+      labels,
+      logits.map(() => 1),
+    )
+    expect(a).toBeGreaterThan(0)
+    expect(Number.isFinite(a) && Number.isFinite(b)).toBe(true)
+    // Targets 4/5 and 1/5 (three of each class): the top logit's probability stays under 1.
+    const top = 1 / (1 + Math.exp(-(a * 3 + b)))
+    expect(top).toBeGreaterThan(0.7)
+    expect(top).toBeLessThan(0.99)
+    expect(b).toBeCloseTo(0, 6)
   })
 })
